@@ -1,0 +1,87 @@
+# warden — see README.md.  `make test` installs what is missing, builds and
+# runs every test; `make demo` shows the jail at work.
+CC      ?= cc
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BUILD   ?= build
+PKGS     = libseccomp libcap json-c libnl-3.0 libnl-route-3.0
+
+WARN    = -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototypes \
+          -Wmissing-prototypes -Wimplicit-fallthrough -Wno-unused-parameter
+HARDEN  = -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
+OPT    ?= -O2 -g
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CFLAGS  += -std=gnu11 $(OPT) $(WARN) $(HARDEN) -D_GNU_SOURCE -Iinclude -I$(BUILD) $(PKG_CFLAGS)
+LDFLAGS += -pie -Wl,-z,relro,-z,now
+LIBS     = $(PKG_LIBS)
+
+LIB_SRC  = $(wildcard common/*.c policy/*.c jail/*.c) \
+           $(filter-out supervisor/main.c,$(wildcard supervisor/*.c))
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/profiles.o
+PROFILES = $(sort $(wildcard policy/profiles/*.json))
+UNIT_SRC = $(wildcard tests/unit/test_*.c)
+UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+PROBE_SRC = $(wildcard tests/security/probes/*.c)
+PROBE_BIN = $(PROBE_SRC:tests/security/probes/%.c=$(BUILD)/probes/%)
+
+all: $(BUILD)/warden
+
+$(BUILD)/%.o: %.c $(wildcard include/warden/*.h) | deps-checked
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+# Built-in profiles are compiled in, so an installed warden needs no data.
+$(BUILD)/profiles.c: $(PROFILES) tools/embed-profiles.sh
+	@mkdir -p $(BUILD)
+	sh tools/embed-profiles.sh $(PROFILES) > $@.tmp && mv $@.tmp $@
+$(BUILD)/profiles.o: $(BUILD)/profiles.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libwarden.a: $(LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/warden: $(BUILD)/supervisor/main.o $(BUILD)/libwarden.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libwarden.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $$(pkg-config --cflags cmocka) $(LDFLAGS) -o $@ $< $(BUILD)/libwarden.a $(LIBS) $$(pkg-config --libs cmocka)
+
+# Security probes are static so they need nothing from the jail's /usr.
+$(BUILD)/probes/%: tests/security/probes/%.c tests/security/probes/probe.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -Wall -Wextra -Werror -D_GNU_SOURCE -static -o $@ $<
+
+probes: $(PROBE_BIN)
+unit: $(UNIT_BIN)
+
+# Dependencies: install when root, else print the exact command (tools/deps.sh).
+deps-checked: $(BUILD)/.deps-ok
+$(BUILD)/.deps-ok: tools/deps.sh
+	@sh tools/deps.sh
+	@mkdir -p $(BUILD) && touch $@
+deps:
+	@sh tools/deps.sh
+
+test: deps-checked $(BUILD)/warden unit probes
+	@sh tests/run.sh
+
+demo: $(BUILD)/warden probes
+	@sh tools/demo.sh
+
+bench: $(BUILD)/warden
+	@sh bench/run.sh
+
+asan:
+	$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+		LDFLAGS="-fsanitize=address,undefined" HARDEN="" test
+
+install: $(BUILD)/warden
+	install -D -m 0755 $(BUILD)/warden $(DESTDIR)$(PREFIX)/bin/warden
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+.PHONY: all test demo bench asan install clean deps deps-checked probes unit
+.DELETE_ON_ERROR:

@@ -1,0 +1,18 @@
+/* The subcommands of the `warden` executable (supervisor/cmd_*.c).  Each
+ * takes argv after the subcommand name (argv[0] is the subcommand) and
+ * returns the process exit status. */
+#ifndef WARDEN_CMD_H
+#define WARDEN_CMD_H
+
+int cmd_run(int argc, char **argv);
+int cmd_policy(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+
+/* "warden: <msg>" on stderr, one line. */
+void wlog_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void wlog_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#define WARDEN_VERSION "0.1.0"
+
+#endif

@@ -1,0 +1,24 @@
+#!/bin/sh
+# Installs the build and test dependencies that are missing (as root), or
+# prints the exact command to run (as anyone else).  Debian 12 package names.
+set -u
+PKGS="gcc make pkg-config libc6-dev libseccomp-dev libcap-dev libjson-c-dev \
+libnl-3-dev libnl-route-3-dev libcurl4-openssl-dev libcmocka-dev bats \
+python3 nodejs bubblewrap hyperfine util-linux iproute2 passwd"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ]; then
+	echo "warden: installing:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >/dev/null || { echo "warden: apt-get update failed" >&2; exit 1; }
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null || {
+		echo "warden: apt-get install$missing failed" >&2; exit 1; }
+else
+	echo "warden: missing packages:$missing" >&2
+	echo "warden: run: sudo apt-get install -y$missing" >&2
+	exit 1
+fi
