@@ -1,0 +1,1069 @@
+/* The policy schema: reads the keys of one JSON text into a struct wpolicy.
+ *
+ * Each section is a table of keys; each key has a kind that says how its
+ * value is read and checked.  Everything is strict: an unknown key, a wrong
+ * type or a bad value is an error located at the offending key or value,
+ * with what to write instead.  Checks that involve several keys (and
+ * inheritance) are in merge.c. */
+#include <arpa/inet.h>
+#include <math.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "warden/filter.h"
+#include "warden/util.h"
+
+enum kkind {
+	K_SECTION,      /* an object of further keys */
+	K_NAME,         /* a profile name */
+	K_TEXT,         /* one line of text */
+	K_PATHS,        /* list of paths */
+	K_TMPFS,        /* {path: size} */
+	K_SIZE,         /* "512M", bytes, "unlimited" */
+	K_COUNT,        /* whole number, "unlimited" */
+	K_CPUS,         /* number, "unlimited" */
+	K_DURATION,     /* "5m", "unlimited" */
+	K_NET_MODE,     /* "none" | "proxy" */
+	K_HOSTPORTS,    /* ["host:port"] */
+	K_DENY_ACTION,  /* "errno" | "kill" */
+	K_BOOL,
+	K_SYSCALLS,     /* list of syscall names */
+	K_ENV_NAMES,    /* list of variable names */
+	K_ENV_SET,      /* {NAME: value} */
+};
+
+struct keydef {
+	const char *key;
+	enum kkind kind;
+	int field;                    /* enum wfield, or -1 for sections */
+	const struct keydef *sub;     /* K_SECTION: its keys, NULL-terminated */
+	const char *example;          /* for type errors */
+	uint64_t max;                 /* K_COUNT, K_SIZE: upper bound, 0 = none */
+};
+
+static const struct keydef filesystem_keys[] = {
+	{ "read_only",  K_PATHS, F_READ_ONLY,  NULL, "[\"/usr\", \"/etc/ssl\"]", 0 },
+	{ "read_write", K_PATHS, F_READ_WRITE, NULL, "[\"$WORKSPACE\"]", 0 },
+	{ "optional",   K_PATHS, F_OPTIONAL,   NULL, "[\"/etc/ssl\"]", 0 },
+	{ "tmpfs",      K_TMPFS, F_TMPFS,      NULL, "{\"/tmp\": \"512M\"}", 0 },
+	{ "hide",       K_PATHS, F_HIDE,       NULL, "[\"$WORKSPACE/.env\"]", 0 },
+	{ NULL, 0, 0, NULL, NULL, 0 }
+};
+
+static const struct keydef network_keys[] = {
+	{ "mode",  K_NET_MODE,  F_NET_MODE,  NULL, "\"none\"", 0 },
+	{ "allow", K_HOSTPORTS, F_NET_ALLOW, NULL, "[\"pypi.org:443\"]", 0 },
+	{ NULL, 0, 0, NULL, NULL, 0 }
+};
+
+static const struct keydef limits_keys[] = {
+	{ "memory",     K_SIZE,     F_MEMORY,     NULL, "\"1G\"", 0 },
+	{ "pids",       K_COUNT,    F_PIDS,       NULL, "256", 4194304 },
+	{ "cpus",       K_CPUS,     F_CPUS,       NULL, "1.5", 4096 },
+	{ "wall_time",  K_DURATION, F_WALL_TIME,  NULL, "\"5m\"", 0 },
+	{ "cpu_time",   K_DURATION, F_CPU_TIME,   NULL, "\"5m\"", 0 },
+	{ "file_size",  K_SIZE,     F_FILE_SIZE,  NULL, "\"1G\"", 0 },
+	{ "open_files", K_COUNT,    F_OPEN_FILES, NULL, "1024", 1048576 },
+	{ "output",     K_SIZE,     F_OUTPUT,     NULL, "\"8M\"", 0 },
+	{ NULL, 0, 0, NULL, NULL, 0 }
+};
+
+static const struct keydef syscalls_keys[] = {
+	{ "deny_action", K_DENY_ACTION, F_DENY_ACTION, NULL, "\"errno\"", 0 },
+	{ "audit",       K_BOOL,        F_AUDIT,       NULL, "true", 0 },
+	{ "allow_extra", K_SYSCALLS,    F_ALLOW_EXTRA, NULL, "[\"personality\"]", 0 },
+	{ "deny_extra",  K_SYSCALLS,    F_DENY_EXTRA,  NULL, "[\"mincore\"]", 0 },
+	{ NULL, 0, 0, NULL, NULL, 0 }
+};
+
+static const struct keydef env_keys[] = {
+	{ "pass", K_ENV_NAMES, F_ENV_PASS, NULL, "[\"LANG\", \"TERM\"]", 0 },
+	{ "set",  K_ENV_SET,   F_ENV_SET,  NULL, "{\"PATH\": \"/usr/bin:/bin\"}", 0 },
+	{ NULL, 0, 0, NULL, NULL, 0 }
+};
+
+static const struct keydef top_keys[] = {
+	{ "name",        K_NAME,    F_NAME,        NULL, "\"my-profile\"", 0 },
+	{ "description", K_TEXT,    F_DESCRIPTION, NULL, "\"what this profile is for\"", 0 },
+	{ "extends",     K_NAME,    F_EXTENDS,     NULL, "\"workspace\"", 0 },
+	{ "filesystem",  K_SECTION, -1, filesystem_keys, "{\"read_only\": [\"/usr\"]}", 0 },
+	{ "network",     K_SECTION, -1, network_keys,    "{\"mode\": \"none\"}", 0 },
+	{ "limits",      K_SECTION, -1, limits_keys,     "{\"memory\": \"1G\"}", 0 },
+	{ "syscalls",    K_SECTION, -1, syscalls_keys,   "{\"audit\": true}", 0 },
+	{ "env",         K_SECTION, -1, env_keys,        "{\"pass\": [\"LANG\"]}", 0 },
+	{ NULL, 0, 0, NULL, NULL, 0 }
+};
+
+struct pctx {
+	const struct wsrc *s;
+	struct wpolicy *p;
+	bool *set;
+	char **extends;
+	struct werr *err;
+};
+
+/* ---- suggestions ------------------------------------------------------- */
+
+static int lower(int c)
+{
+	return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+}
+
+/* Optimal string alignment distance (Levenshtein plus transpositions, so
+ * "memroy" is one edit from "memory"), case-insensitive. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, r;
+	_cleanup_free_ size_t *d = NULL;
+
+	if (la > 64 || lb > 64)
+		return 64;
+	d = xcalloc((la + 1) * (lb + 1), sizeof(*d));
+#define D(x, y) d[(x) * (lb + 1) + (y)]
+	for (i = 0; i <= la; i++)
+		D(i, 0) = i;
+	for (j = 0; j <= lb; j++)
+		D(0, j) = j;
+	for (i = 1; i <= la; i++) {
+		for (j = 1; j <= lb; j++) {
+			size_t cost = lower(a[i - 1]) != lower(b[j - 1]);
+			size_t v = D(i - 1, j) + 1;
+			if (D(i, j - 1) + 1 < v)
+				v = D(i, j - 1) + 1;
+			if (D(i - 1, j - 1) + cost < v)
+				v = D(i - 1, j - 1) + cost;
+			if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) &&
+			    lower(a[i - 2]) == lower(b[j - 1]) && D(i - 2, j - 2) + 1 < v)
+				v = D(i - 2, j - 2) + 1;
+			D(i, j) = v;
+		}
+	}
+	r = D(la, lb);
+#undef D
+	return r;
+}
+
+/* The closest candidate, if close enough to be a plausible typo. */
+static const char *closest(const char *word, const char *const *cands, size_t n)
+{
+	const char *best = NULL;
+	size_t bd = (size_t)-1, i, limit;
+
+	for (i = 0; i < n; i++) {
+		size_t d = edit_distance(word, cands[i]);
+		if (d < bd) {
+			bd = d;
+			best = cands[i];
+		}
+	}
+	limit = strlen(word) / 3;
+	if (limit < 1)
+		limit = 1;
+	if (limit > 3)
+		limit = 3;
+	return bd <= limit ? best : NULL;
+}
+
+/* ---- helpers ----------------------------------------------------------- */
+
+static const char *type_name(json_object *v)
+{
+	switch (json_object_get_type(v)) {
+	case json_type_null:    return "null";
+	case json_type_boolean: return "a boolean";
+	case json_type_double:  return "a number";
+	case json_type_int:     return "a number";
+	case json_type_string:  return "a string";
+	case json_type_array:   return "a list";
+	case json_type_object:  return "an object";
+	}
+	return "something else";
+}
+
+static struct wstrv *strv_field(struct wpolicy *p, int f)
+{
+	switch (f) {
+	case F_READ_ONLY:   return &p->read_only;
+	case F_READ_WRITE:  return &p->read_write;
+	case F_OPTIONAL:    return &p->optional;
+	case F_HIDE:        return &p->hide;
+	case F_NET_ALLOW:   return &p->net_allow;
+	case F_ALLOW_EXTRA: return &p->allow_extra;
+	case F_DENY_EXTRA:  return &p->deny_extra;
+	case F_ENV_PASS:    return &p->env_pass;
+	default:            return NULL;
+	}
+}
+
+static uint64_t *u64_field(struct wpolicy *p, int f)
+{
+	switch (f) {
+	case F_MEMORY:     return &p->limits.memory;
+	case F_PIDS:       return &p->limits.pids;
+	case F_WALL_TIME:  return &p->limits.wall_ms;
+	case F_CPU_TIME:   return &p->limits.cpu_ms;
+	case F_FILE_SIZE:  return &p->limits.file_size;
+	case F_OPEN_FILES: return &p->limits.open_files;
+	case F_OUTPUT:     return &p->limits.output;
+	default:           return NULL;
+	}
+}
+
+static bool is_unlimited(json_object *v)
+{
+	return json_object_is_type(v, json_type_string) &&
+	       !strcmp(json_object_get_string(v), "unlimited");
+}
+
+/* A string value without embedded NUL bytes (json-c allows \u0000). */
+static const char *get_str(json_object *v)
+{
+	const char *s = json_object_get_string(v);
+
+	if ((size_t)json_object_get_string_len(v) != strlen(s))
+		return NULL;
+	return s;
+}
+
+bool wprofile_name_ok(const char *name)
+{
+	size_t n = strlen(name), i;
+
+	if (n == 0 || n > 64 || name[0] == '.' || name[0] == '-')
+		return false;
+	if (n >= 5 && !strcmp(name + n - 5, ".json"))
+		return false;
+	for (i = 0; i < n; i++) {
+		char c = name[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '-' || c == '_' || c == '.'))
+			return false;
+	}
+	return true;
+}
+
+/* ---- paths ------------------------------------------------------------- */
+
+int wpath_normalize(const char *raw, char **out, const char **why)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t i = 0, n = 0, len = strlen(raw);
+
+	*out = NULL;
+	*why = NULL;
+	if (len == 0) {
+		*why = "an empty path; write an absolute path such as \"/usr\"";
+		return -1;
+	}
+	if (len >= 4096) {
+		*why = "the path is too long; paths are at most 4095 bytes";
+		return -1;
+	}
+	buf = xmalloc(len + 2);
+	if (raw[0] == '$') {
+		enum wvar var;
+		char *bad = NULL;
+		if (wvar_read(raw, &i, &var, &bad) < 0 || var == WVAR_DOLLAR) {
+			free(bad);
+			*why = "only $WORKSPACE and $HOME can start a path; write e.g. "
+			       "\"$WORKSPACE/data\" or an absolute path";
+			return -1;
+		}
+		n = (size_t)sprintf(buf, "%s", var == WVAR_WORKSPACE ? "$WORKSPACE" : "$HOME");
+		if (raw[i] && raw[i] != '/') {
+			*why = "a variable must be followed by '/' or end the path; "
+			       "write e.g. \"$HOME/.cache\"";
+			return -1;
+		}
+	} else if (raw[0] != '/') {
+		*why = "a relative path; paths must be absolute or start with $WORKSPACE or "
+		       "$HOME, e.g. \"/usr\" or \"$WORKSPACE/src\"";
+		return -1;
+	}
+	/* components: drop empty ones and ".", refuse ".." */
+	while (raw[i]) {
+		size_t start, clen;
+
+		while (raw[i] == '/')
+			i++;
+		start = i;
+		while (raw[i] && raw[i] != '/')
+			i++;
+		clen = i - start;
+		if (clen == 0 || (clen == 1 && raw[start] == '.'))
+			continue;
+		if (clen == 2 && raw[start] == '.' && raw[start + 1] == '.') {
+			*why = "\"..\" is not allowed in paths; write the path without it";
+			return -1;
+		}
+		for (size_t k = start; k < i; k++) {
+			if (raw[k] == '$') {
+				*why = "'$' may only start a path ($WORKSPACE or $HOME); "
+				       "write e.g. \"$HOME/x\"";
+				return -1;
+			}
+			if ((unsigned char)raw[k] < 0x20 || raw[k] == 0x7f) {
+				*why = "a control character in a path; remove it";
+				return -1;
+			}
+		}
+		buf[n++] = '/';
+		memcpy(buf + n, raw + start, clen);
+		n += clen;
+	}
+	if (n == 0)
+		buf[n++] = '/';
+	buf[n] = '\0';
+	if (!strcmp(buf, "/")) {
+		*why = "\"/\" cannot be listed; name the directories the jail needs, e.g. \"/usr\"";
+		return -1;
+	}
+	if (!strcmp(buf, "/proc") || !strncmp(buf, "/proc/", 6) ||
+	    !strcmp(buf, "/dev") || !strncmp(buf, "/dev/", 5)) {
+		*why = "/proc and /dev are built by warden itself; remove this entry";
+		return -1;
+	}
+	*out = steal_pointer(&buf);
+	return 0;
+}
+
+/* ---- values ------------------------------------------------------------ */
+
+static int read_name(struct pctx *c, const struct keydef *k, const char *path,
+                     json_object *v, char **out)
+{
+	const char *s;
+
+	if (!json_object_is_type(v, json_type_string))
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" must be a string, e.g. %s; found %s",
+		                    k->key, k->example, type_name(v));
+	s = get_str(v);
+	if (!s || !wprofile_name_ok(s))
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" must be a profile name: up to 64 "
+		                    "letters, digits, '-', '_' or '.', e.g. %s", k->key, k->example);
+	*out = xstrdup(s);
+	return 0;
+}
+
+static int read_text(struct pctx *c, const struct keydef *k, const char *path,
+                     json_object *v, char **out)
+{
+	const char *s;
+	size_t i;
+
+	if (!json_object_is_type(v, json_type_string))
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" must be a string, e.g. %s; found %s",
+		                    k->key, k->example, type_name(v));
+	s = get_str(v);
+	if (!s)
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" contains a NUL character; remove it",
+		                    k->key);
+	for (i = 0; s[i]; i++)
+		if ((unsigned char)s[i] < 0x20)
+			return wsrc_err_val(c->s, path, c->err, "\"%s\" must be one line of text; "
+			                    "remove the newline or control character", k->key);
+	if (i > 200)
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" is longer than 200 characters; "
+		                    "shorten it", k->key);
+	*out = xstrdup(s);
+	return 0;
+}
+
+/* Lists and maps are small; a bound keeps the duplicate checks cheap. */
+#define MAX_ENTRIES 1024
+
+static int expect_array(struct pctx *c, const struct keydef *k, const char *path, json_object *v)
+{
+	if (!json_object_is_type(v, json_type_array))
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" must be a list, e.g. %s; found %s",
+		                    k->key, k->example, type_name(v));
+	if (json_object_array_length(v) > MAX_ENTRIES)
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" has more than %d entries; "
+		                    "shorten it", k->key, MAX_ENTRIES);
+	return 0;
+}
+
+static int expect_object(struct pctx *c, const struct keydef *k, const char *path, json_object *v)
+{
+	if (!json_object_is_type(v, json_type_object))
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" must be an object, e.g. %s; found %s",
+		                    k->key, k->example, type_name(v));
+	if (json_object_object_length(v) > MAX_ENTRIES)
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" has more than %d entries; "
+		                    "shorten it", k->key, MAX_ENTRIES);
+	return 0;
+}
+
+/* Element i of an array as a string, or a located error. */
+static const char *elem_str(struct pctx *c, const struct keydef *k, const char *epath,
+                            json_object *e, const char *what)
+{
+	const char *s;
+
+	if (!json_object_is_type(e, json_type_string)) {
+		wsrc_err_val(c->s, epath, c->err, "entries of \"%s\" must be strings (%s), e.g. %s; "
+		             "found %s", k->key, what, k->example, type_name(e));
+		return NULL;
+	}
+	s = get_str(e);
+	if (!s)
+		wsrc_err_val(c->s, epath, c->err, "an entry of \"%s\" contains a NUL character; "
+		             "remove it", k->key);
+	return s;
+}
+
+static int read_paths(struct pctx *c, const struct keydef *k, const char *path, json_object *v)
+{
+	struct wstrv *out = strv_field(c->p, k->field);
+	size_t i, n;
+
+	if (expect_array(c, k, path, v) < 0)
+		return -1;
+	n = json_object_array_length(v);
+	for (i = 0; i < n; i++) {
+		_cleanup_free_ char *epath = xasprintf("%s[%zu]", path, i);
+		_cleanup_free_ char *norm = NULL;
+		const char *why, *s;
+
+		s = elem_str(c, k, epath, json_object_array_get_idx(v, i), "paths");
+		if (!s)
+			return -1;
+		if (wpath_normalize(s, &norm, &why) < 0)
+			return wsrc_err_val(c->s, epath, c->err, "\"%s\" in \"%s\": %s", s, k->key, why);
+		if (wstrv_contains(out, norm))
+			return wsrc_err_val(c->s, epath, c->err, "\"%s\" is listed twice in \"%s\"; "
+			                    "remove one", s, k->key);
+		if (k->field == F_HIDE && !strcmp(norm, "$WORKSPACE"))
+			return wsrc_err_val(c->s, epath, c->err, "the workspace itself cannot be "
+			                    "hidden; hide files inside it instead, e.g. "
+			                    "\"$WORKSPACE/.env\"");
+		wstrv_push(out, norm);
+	}
+	return 0;
+}
+
+/* A size: "512M", a whole number of bytes, or "unlimited" (0) when allowed. */
+static int read_size(struct pctx *c, const char *key, const char *path, json_object *v,
+                     bool unlimited_ok, const char *example, uint64_t *out)
+{
+	struct werr e2 = { 0 };
+	const char *s;
+
+	*out = 0;
+	if (unlimited_ok && is_unlimited(v))
+		return 0;
+	if (json_object_is_type(v, json_type_int)) {
+		if (json_object_get_int64(v) < 0)
+			return wsrc_err_val(c->s, path, c->err, "\"%s\" must not be negative; write a "
+			                    "size such as %s", key, example);
+		*out = json_object_get_uint64(v);
+	} else if (json_object_is_type(v, json_type_string)) {
+		s = get_str(v);
+		if (!s || parse_size(s, out, &e2) < 0)
+			return wsrc_err_val(c->s, path, c->err, "\"%s\": \"%s\" is not a size; write a "
+			                    "number with an optional K, M, G or T suffix, e.g. %s%s", key,
+			                    s ? s : "", example, unlimited_ok ? ", or \"unlimited\"" : "");
+	} else {
+		if (json_object_is_type(v, json_type_double) && json_object_get_double(v) < 0)
+			return wsrc_err_val(c->s, path, c->err, "\"%s\" must not be negative; write a "
+			                    "size such as %s", key, example);
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" must be a size such as %s "
+		                    "(a string with K, M, G or T, or a whole number of bytes)%s; "
+		                    "found %s", key, example,
+		                    unlimited_ok ? " or \"unlimited\"" : "", type_name(v));
+	}
+	if (*out == 0)
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" must be more than 0; %s", key,
+		                    unlimited_ok ? "write \"unlimited\" for no limit" :
+		                    "write a size such as \"64M\"");
+	return 0;
+}
+
+static int read_count(struct pctx *c, const struct keydef *k, const char *path,
+                      json_object *v, uint64_t *out)
+{
+	int64_t n;
+
+	*out = 0;
+	if (is_unlimited(v))
+		return 0;
+	if (json_object_is_type(v, json_type_double) && json_object_get_double(v) < 0)
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" must not be negative; write a whole "
+		                    "number, e.g. %s, or \"unlimited\"", k->key, k->example);
+	if (!json_object_is_type(v, json_type_int))
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" must be a whole number, e.g. %s",
+		                    k->key, k->example);
+	n = json_object_get_int64(v);
+	if (n < 0)
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" must not be negative; write a whole "
+		                    "number, e.g. %s, or \"unlimited\"", k->key, k->example);
+	if (n == 0)
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" must be more than 0; write "
+		                    "\"unlimited\" for no limit", k->key);
+	if (k->max && json_object_get_uint64(v) > k->max)
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" is too large; the most is %llu, "
+		                    "or write \"unlimited\"", k->key, (unsigned long long)k->max);
+	*out = (uint64_t)n;
+	return 0;
+}
+
+static int read_cpus(struct pctx *c, const struct keydef *k, const char *path,
+                     json_object *v, double *out)
+{
+	double d;
+
+	*out = 0;
+	if (is_unlimited(v))
+		return 0;
+	if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" must be a number of CPUs, e.g. %s, "
+		                    "or \"unlimited\"; found %s", k->key, k->example, type_name(v));
+	d = json_object_get_double(v);
+	if (!isfinite(d) || d < 0)
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" must be a positive number of CPUs, "
+		                    "e.g. %s", k->key, k->example);
+	if (d == 0)
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" must be more than 0; write "
+		                    "\"unlimited\" for no limit", k->key);
+	if (d < 0.01)
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" is too small; the least is 0.01",
+		                    k->key);
+	if (d > (double)k->max)
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" is too large; the most is %llu, "
+		                    "or write \"unlimited\"", k->key, (unsigned long long)k->max);
+	*out = d;
+	return 0;
+}
+
+static int read_duration(struct pctx *c, const struct keydef *k, const char *path,
+                         json_object *v, uint64_t *out)
+{
+	struct werr e2 = { 0 };
+	const char *s;
+
+	*out = 0;
+	if (is_unlimited(v))
+		return 0;
+	if (!json_object_is_type(v, json_type_string)) {
+		if ((json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)) &&
+		    json_object_get_double(v) < 0)
+			return wsrc_err_val(c->s, path, c->err, "\"%s\" must not be negative; write a "
+			                    "duration such as %s", k->key, k->example);
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" must be a duration string with a "
+		                    "unit (ms, s, m or h), e.g. %s, or \"unlimited\"; found %s",
+		                    k->key, k->example, type_name(v));
+	}
+	s = get_str(v);
+	if (!s || parse_duration_ms(s, out, &e2) < 0)
+		return wsrc_err_val(c->s, path, c->err, "\"%s\": \"%s\" is not a duration; write a "
+		                    "number with ms, s, m or h, e.g. %s, or \"unlimited\"", k->key,
+		                    s ? s : "", k->example);
+	if (*out == 0)
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" must be more than 0; write "
+		                    "\"unlimited\" for no limit", k->key);
+	return 0;
+}
+
+static int read_tmpfs(struct pctx *c, const struct keydef *k, const char *path, json_object *v)
+{
+	struct wpolicy *p = c->p;
+
+	if (expect_object(c, k, path, v) < 0)
+		return -1;
+	p->tmpfs = xcalloc((size_t)json_object_object_length(v), sizeof(*p->tmpfs));
+	json_object_object_foreach(v, key, val) {
+		_cleanup_free_ char *kpath = xasprintf("%s.%s", path, key);
+		_cleanup_free_ char *norm = NULL;
+		const char *why;
+		uint64_t size;
+		size_t i;
+
+		if (wpath_normalize(key, &norm, &why) < 0)
+			return wsrc_err_key(c->s, kpath, c->err, "tmpfs \"%s\": %s", key, why);
+		for (i = 0; i < p->n_tmpfs; i++)
+			if (!strcmp(p->tmpfs[i].path, norm))
+				return wsrc_err_key(c->s, kpath, c->err, "tmpfs \"%s\" is the same path "
+				                    "as \"%s\"; remove one", key, p->tmpfs[i].path);
+		if (!strcmp(norm, "$WORKSPACE"))
+			return wsrc_err_key(c->s, kpath, c->err, "a tmpfs over the workspace would "
+			                    "hide it; mount tmpfs elsewhere, e.g. \"/tmp\"");
+		if (read_size(c, key, kpath, val, false, "\"64M\"", &size) < 0)
+			return -1;
+		if (size > WPOLICY_MAX_TMPFS)
+			return wsrc_err_val(c->s, kpath, c->err, "tmpfs \"%s\" is larger than 16G; "
+			                    "write a smaller size", key);
+		p->tmpfs[p->n_tmpfs].path = steal_pointer(&norm);
+		p->tmpfs[p->n_tmpfs].size = size;
+		p->n_tmpfs++;
+	}
+	return 0;
+}
+
+static int read_net_mode(struct pctx *c, const char *path, json_object *v)
+{
+	static const char *const modes[] = { "none", "proxy" };
+	const char *s, *near;
+
+	if (!json_object_is_type(v, json_type_string))
+		return wsrc_err_val(c->s, path, c->err, "\"mode\" must be \"none\" or \"proxy\"; "
+		                    "found %s", type_name(v));
+	s = json_object_get_string(v);
+	if (!strcmp(s, "none")) {
+		c->p->net = WNET_NONE;
+		return 0;
+	}
+	if (!strcmp(s, "proxy")) {
+		c->p->net = WNET_PROXY;
+		return 0;
+	}
+	near = closest(s, modes, ARRAY_SIZE(modes));
+	if (near)
+		return wsrc_err_val(c->s, path, c->err, "unknown network mode \"%s\"; did you "
+		                    "mean \"%s\"?", s, near);
+	return wsrc_err_val(c->s, path, c->err, "unknown network mode \"%s\"; write \"none\" "
+	                    "(no network) or \"proxy\" (allowlisted hosts through warden's "
+	                    "proxy)", s);
+}
+
+static bool host_ok(const char *h, size_t n)
+{
+	size_t i, label = 0;
+
+	if (n == 0 || n > 253 || h[0] == '.' || h[n - 1] == '.' || h[0] == '-')
+		return false;
+	for (i = 0; i < n; i++) {
+		char ch = h[i];
+		if (ch == '.') {
+			if (label == 0)
+				return false;
+			label = 0;
+			continue;
+		}
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '-' || ch == '_'))
+			return false;
+		if (++label > 63)
+			return false;
+	}
+	return true;
+}
+
+/* "host:port", "1.2.3.4:port" or "[v6]:port". */
+static const char *hostport_problem(const char *s)
+{
+	const char *colon, *q;
+	unsigned long port = 0;
+
+	if (s[0] == '[') {
+		char buf[INET6_ADDRSTRLEN + 1];
+		unsigned char a[16];
+		const char *close = strchr(s, ']');
+		if (!close || (size_t)(close - s - 1) >= sizeof(buf))
+			return "an IPv6 address is written in brackets, e.g. \"[2001:db8::1]:443\"";
+		memcpy(buf, s + 1, (size_t)(close - s - 1));
+		buf[close - s - 1] = '\0';
+		if (inet_pton(AF_INET6, buf, a) != 1)
+			return "not a valid IPv6 address; write e.g. \"[2001:db8::1]:443\"";
+		colon = close + 1;
+		if (*colon != ':')
+			return "a port is needed after the address, e.g. \"[2001:db8::1]:443\"";
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon)
+			return "a port is needed, e.g. \"pypi.org:443\"";
+		if (!host_ok(s, (size_t)(colon - s)))
+			return "not a valid host name; write e.g. \"pypi.org:443\" (no scheme, no path, "
+			       "no wildcards)";
+	}
+	q = colon + 1;
+	if (!*q)
+		return "a port is needed, e.g. \"pypi.org:443\"";
+	for (; *q; q++) {
+		if (*q < '0' || *q > '9')
+			return "the port must be a number from 1 to 65535, e.g. \"pypi.org:443\"";
+		port = port * 10 + (unsigned long)(*q - '0');
+		if (port > 65535)
+			break;
+	}
+	if (port == 0 || port > 65535)
+		return "the port must be a number from 1 to 65535, e.g. \"pypi.org:443\"";
+	return NULL;
+}
+
+static int read_hostports(struct pctx *c, const struct keydef *k, const char *path, json_object *v)
+{
+	size_t i, n;
+
+	if (expect_array(c, k, path, v) < 0)
+		return -1;
+	n = json_object_array_length(v);
+	for (i = 0; i < n; i++) {
+		_cleanup_free_ char *epath = xasprintf("%s[%zu]", path, i);
+		const char *s, *why;
+
+		s = elem_str(c, k, epath, json_object_array_get_idx(v, i), "\"host:port\"");
+		if (!s)
+			return -1;
+		why = hostport_problem(s);
+		if (why)
+			return wsrc_err_val(c->s, epath, c->err, "\"%s\" in \"allow\": %s", s, why);
+		if (wstrv_contains(&c->p->net_allow, s))
+			return wsrc_err_val(c->s, epath, c->err, "\"%s\" is listed twice in \"allow\"; "
+			                    "remove one", s);
+		wstrv_push(&c->p->net_allow, s);
+	}
+	return 0;
+}
+
+static int read_deny_action(struct pctx *c, const char *path, json_object *v)
+{
+	const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+
+	if (s && !strcmp(s, "errno")) {
+		c->p->deny_action = WDENY_ERRNO;
+		return 0;
+	}
+	if (s && !strcmp(s, "kill")) {
+		c->p->deny_action = WDENY_KILL;
+		return 0;
+	}
+	return wsrc_err_val(c->s, path, c->err, "\"deny_action\" must be \"errno\" or \"kill\"; "
+	                    "with \"errno\" a denied call fails with EPERM, with \"kill\" the "
+	                    "process is killed");
+}
+
+/* Why a syscall can never be allowed, for the message. */
+static const char *forbidden_reason(const char *name)
+{
+	static const struct { const char *prefix; const char *why; } reasons[] = {
+		{ "ptrace", "it lets code inspect and control other processes, including ones "
+		            "outside the jail" },
+		{ "process_vm_", "it reads and writes the memory of other processes" },
+		{ "process_madvise", "it acts on the memory of other processes" },
+		{ "pidfd_getfd", "it steals file descriptors from other processes" },
+		{ "kexec_", "it replaces the running kernel" },
+		{ "bpf", "it loads programs into the kernel" },
+		{ "perf_event_open", "it exposes kernel and hardware events that leak information" },
+		{ "userfaultfd", "it is a common tool for exploiting kernel races" },
+		{ "init_module", "it loads kernel modules" },
+		{ "finit_module", "it loads kernel modules" },
+		{ "delete_module", "it unloads kernel modules" },
+		{ "unshare", "it creates new namespaces, undoing the jail's isolation" },
+		{ "setns", "it joins other namespaces, undoing the jail's isolation" },
+		{ "mount", "it changes the jail's view of the filesystem" },
+		{ "umount", "it changes the jail's view of the filesystem" },
+		{ "move_mount", "it changes the jail's view of the filesystem" },
+		{ "open_tree", "it changes the jail's view of the filesystem" },
+		{ "fsopen", "it changes the jail's view of the filesystem" },
+		{ "fsconfig", "it changes the jail's view of the filesystem" },
+		{ "fsmount", "it changes the jail's view of the filesystem" },
+		{ "fspick", "it changes the jail's view of the filesystem" },
+		{ "pivot_root", "it changes the jail's view of the filesystem" },
+		{ "chroot", "it changes the jail's view of the filesystem" },
+		{ "open_by_handle_at", "it opens files by handle, around the jail's mounts" },
+		{ "name_to_handle_at", "it exposes file handles usable outside the jail" },
+		{ "keyctl", "the kernel keyrings are shared with the host" },
+		{ "add_key", "the kernel keyrings are shared with the host" },
+		{ "request_key", "the kernel keyrings are shared with the host" },
+		{ "reboot", "it reboots the host" },
+		{ "swap", "it changes the host's swap" },
+		{ "iopl", "it gives direct hardware access" },
+		{ "ioperm", "it gives direct hardware access" },
+		{ "settimeofday", "the clock is shared with the host" },
+		{ "clock_settime", "the clock is shared with the host" },
+		{ "clock_adjtime", "the clock is shared with the host" },
+		{ "adjtimex", "the clock is shared with the host" },
+		{ "acct", "it changes host-wide process accounting" },
+		{ "quotactl", "it changes host-wide disk quotas" },
+		{ "syslog", "it reads the kernel log" },
+		{ "stime", "the clock is shared with the host" },
+		{ "statmount", "it reveals the host's mounts" },
+		{ "listmount", "it reveals the host's mounts" },
+		{ "lookup_dcookie", "it is a kernel profiling interface" },
+		{ "query_module", "it inspects kernel modules" },
+		{ "nfsservctl", "it controls the kernel NFS server" },
+		{ "vhangup", "it acts on terminals" },
+		{ "lsm_set_self_attr", "it changes security module state" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(reasons); i++)
+		if (!strncmp(name, reasons[i].prefix, strlen(reasons[i].prefix)))
+			return reasons[i].why;
+	return "it would let code escape or weaken the jail";
+}
+
+static int read_syscalls(struct pctx *c, const struct keydef *k, const char *path,
+                         json_object *v)
+{
+	struct wstrv *out = strv_field(c->p, k->field);
+	size_t i, n;
+
+	if (expect_array(c, k, path, v) < 0)
+		return -1;
+	n = json_object_array_length(v);
+	for (i = 0; i < n; i++) {
+		_cleanup_free_ char *epath = xasprintf("%s[%zu]", path, i);
+		const char *s;
+
+		s = elem_str(c, k, epath, json_object_array_get_idx(v, i), "syscall names");
+		if (!s)
+			return -1;
+		if (!*s || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(s) ||
+		    seccomp_syscall_resolve_name(s) == __NR_SCMP_ERROR)
+			return wsrc_err_val(c->s, epath, c->err, "unknown system call \"%s\" in \"%s\"; "
+			                    "use the kernel's name, e.g. \"openat\"", s, k->key);
+		if (k->field == F_ALLOW_EXTRA && wfilter_is_forbidden(s))
+			return wsrc_err_val(c->s, epath, c->err, "%s can never be allowed: %s; remove "
+			                    "it from \"allow_extra\"", s, forbidden_reason(s));
+		if (wstrv_contains(out, s))
+			return wsrc_err_val(c->s, epath, c->err, "\"%s\" is listed twice in \"%s\"; "
+			                    "remove one", s, k->key);
+		wstrv_push(out, s);
+	}
+	return 0;
+}
+
+static bool env_name_ok(const char *s)
+{
+	size_t i;
+
+	if (!((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
+		return false;
+	for (i = 1; s[i]; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return i <= 128;
+}
+
+static int read_env_names(struct pctx *c, const struct keydef *k, const char *path,
+                          json_object *v)
+{
+	size_t i, n;
+
+	if (expect_array(c, k, path, v) < 0)
+		return -1;
+	n = json_object_array_length(v);
+	for (i = 0; i < n; i++) {
+		_cleanup_free_ char *epath = xasprintf("%s[%zu]", path, i);
+		const char *s;
+
+		s = elem_str(c, k, epath, json_object_array_get_idx(v, i), "variable names");
+		if (!s)
+			return -1;
+		if (!env_name_ok(s))
+			return wsrc_err_val(c->s, epath, c->err, "\"%s\" is not a valid environment "
+			                    "variable name; use letters, digits and '_', not starting "
+			                    "with a digit, e.g. \"LANG\"", s);
+		if (wstrv_contains(&c->p->env_pass, s))
+			return wsrc_err_val(c->s, epath, c->err, "\"%s\" is listed twice in \"pass\"; "
+			                    "remove one", s);
+		wstrv_push(&c->p->env_pass, s);
+	}
+	return 0;
+}
+
+/* env.set values may use $WORKSPACE, $HOME and $$ (a literal '$'). */
+static const char *env_value_problem(const char *s)
+{
+	size_t i = 0;
+
+	while (s[i]) {
+		if (s[i] == '\n' || s[i] == '\r')
+			return "values cannot contain newlines; put it on one line";
+		if (s[i] != '$') {
+			i++;
+			continue;
+		}
+		enum wvar var;
+		char *bad = NULL;
+		if (wvar_read(s, &i, &var, &bad) < 0) {
+			free(bad);
+			return "only $WORKSPACE and $HOME can be used in values; write $$ for a "
+			       "literal '$'";
+		}
+	}
+	return NULL;
+}
+
+static int read_env_set(struct pctx *c, const struct keydef *k, const char *path, json_object *v)
+{
+	struct wpolicy *p = c->p;
+
+	if (expect_object(c, k, path, v) < 0)
+		return -1;
+	json_object_object_foreach(v, key, val) {
+		_cleanup_free_ char *kpath = xasprintf("%s.%s", path, key);
+		const char *s, *why;
+
+		if (!env_name_ok(key))
+			return wsrc_err_key(c->s, kpath, c->err, "\"%s\" is not a valid environment "
+			                    "variable name; use letters, digits and '_', not starting "
+			                    "with a digit, e.g. \"LANG\"", key);
+		if (!json_object_is_type(val, json_type_string))
+			return wsrc_err_val(c->s, kpath, c->err, "the value of \"%s\" must be a string, "
+			                    "e.g. \"%s\": \"value\"; found %s", key, key, type_name(val));
+		s = get_str(val);
+		if (!s)
+			return wsrc_err_val(c->s, kpath, c->err, "the value of \"%s\" contains a NUL "
+			                    "character; remove it", key);
+		why = env_value_problem(s);
+		if (why)
+			return wsrc_err_val(c->s, kpath, c->err, "the value of \"%s\": %s", key, why);
+		wstrv_push(&p->env_set_keys, key);
+		wstrv_push(&p->env_set_vals, s);
+	}
+	return 0;
+}
+
+/* ---- sections ---------------------------------------------------------- */
+
+static const char *section_of(const char *key, const struct keydef *skip)
+{
+	size_t i, j;
+
+	for (i = 0; top_keys[i].key; i++) {
+		if (!top_keys[i].sub || top_keys[i].sub == skip)
+			continue;
+		for (j = 0; top_keys[i].sub[j].key; j++)
+			if (!strcmp(top_keys[i].sub[j].key, key))
+				return top_keys[i].key;
+	}
+	return NULL;
+}
+
+static int unknown_key(struct pctx *c, const char *where, const char *kpath, const char *key,
+                       const struct keydef *defs)
+{
+	const char *cands[16] = { NULL };
+	char list[256] = "";
+	size_t n = 0, i;
+	const char *near, *home;
+
+	for (i = 0; defs[i].key && n < ARRAY_SIZE(cands); i++)
+		cands[n++] = defs[i].key;
+	near = closest(key, cands, n);
+	/* "allow" for "allow_extra": a valid key that starts with this one */
+	for (i = 0; !near && i < n; i++)
+		if (strlen(key) >= 3 && !strncmp(cands[i], key, strlen(key)))
+			near = cands[i];
+	if (near)
+		return wsrc_err_key(c->s, kpath, c->err, "unknown key \"%s\" %s; did you mean \"%s\"?",
+		                    key, where, near);
+	home = section_of(key, defs);
+	if (home)
+		return wsrc_err_key(c->s, kpath, c->err, "unknown key \"%s\" %s; \"%s\" belongs in "
+		                    "\"%s\"", key, where, key, home);
+	for (i = 0; i < n; i++) {
+		size_t l = strlen(list);
+		snprintf(list + l, sizeof(list) - l, "%s%s", i ? ", " : "", cands[i]);
+	}
+	return wsrc_err_key(c->s, kpath, c->err, "unknown key \"%s\" %s; valid keys are %s",
+	                    key, where, list);
+}
+
+static int read_key(struct pctx *c, const struct keydef *k, const char *path, json_object *v);
+
+static int read_section(struct pctx *c, const char *path, const struct keydef *defs,
+                        const char *example, json_object *v)
+{
+	_cleanup_free_ char *where = *path ? xasprintf("in \"%s\"", path) : xstrdup("at the top level");
+
+	if (!json_object_is_type(v, json_type_object)) {
+		if (!*path)
+			return wsrc_err_val(c->s, path, c->err, "the top level must be a JSON object; "
+			                    "write the policy as {...}");
+		return wsrc_err_val(c->s, path, c->err, "\"%s\" must be an object, e.g. %s; found %s",
+		                    path, example, type_name(v));
+	}
+	json_object_object_foreach(v, key, val) {
+		_cleanup_free_ char *kpath = *path ? xasprintf("%s.%s", path, key) : xstrdup(key);
+		const struct keydef *k;
+
+		for (k = defs; k->key; k++)
+			if (!strcmp(k->key, key))
+				break;
+		if (!k->key)
+			return unknown_key(c, where, kpath, key, defs);
+		if (read_key(c, k, kpath, val) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int read_key(struct pctx *c, const struct keydef *k, const char *path, json_object *v)
+{
+	struct wpolicy *p = c->p;
+	int r;
+
+	switch (k->kind) {
+	case K_SECTION:
+		return read_section(c, path, k->sub, k->example, v);
+	case K_NAME:
+		r = read_name(c, k, path, v, k->field == F_NAME ? &p->name : c->extends);
+		break;
+	case K_TEXT:
+		r = read_text(c, k, path, v, &p->description);
+		break;
+	case K_PATHS:
+		r = read_paths(c, k, path, v);
+		break;
+	case K_TMPFS:
+		r = read_tmpfs(c, k, path, v);
+		break;
+	case K_SIZE:
+		r = read_size(c, k->key, path, v, true, k->example, u64_field(p, k->field));
+		break;
+	case K_COUNT:
+		r = read_count(c, k, path, v, u64_field(p, k->field));
+		break;
+	case K_CPUS:
+		r = read_cpus(c, k, path, v, &p->limits.cpus);
+		break;
+	case K_DURATION:
+		r = read_duration(c, k, path, v, u64_field(p, k->field));
+		break;
+	case K_NET_MODE:
+		r = read_net_mode(c, path, v);
+		break;
+	case K_HOSTPORTS:
+		r = read_hostports(c, k, path, v);
+		break;
+	case K_DENY_ACTION:
+		r = read_deny_action(c, path, v);
+		break;
+	case K_BOOL:
+		if (!json_object_is_type(v, json_type_boolean))
+			return wsrc_err_val(c->s, path, c->err, "\"%s\" must be true or false; found %s",
+			                    k->key, type_name(v));
+		p->audit = json_object_get_boolean(v);
+		r = 0;
+		break;
+	case K_SYSCALLS:
+		r = read_syscalls(c, k, path, v);
+		break;
+	case K_ENV_NAMES:
+		r = read_env_names(c, k, path, v);
+		break;
+	case K_ENV_SET:
+		r = read_env_set(c, k, path, v);
+		break;
+	default:
+		r = werr_set(c->err, 0, "internal error: key kind %d", (int)k->kind);
+	}
+	if (r == 0)
+		c->set[k->field] = true;
+	return r;
+}
+
+int wpolicy_parse_fields(const struct wsrc *s, json_object *root, struct wpolicy *p,
+                         bool set[F__COUNT], char **extends, struct werr *err)
+{
+	struct pctx c = { .s = s, .p = p, .set = set, .extends = extends, .err = err };
+
+	*extends = NULL;
+	return read_section(&c, "", top_keys, "{}", root);
+}

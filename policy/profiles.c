@@ -1,0 +1,397 @@
+/* Loading policies: files, buffers, profiles by name, and `extends`.
+ *
+ * A profile NAME is looked up in the user's directory
+ * ($XDG_CONFIG_HOME/warden/profiles/NAME.json, ~/.config/... by default),
+ * then among the built-ins compiled into the binary.
+ *
+ * `extends` follows the same lookup, skipping candidates already in the
+ * chain being loaded.  So a user profile "workspace" may extend the built-in
+ * "workspace" to adjust it, and a real cycle (a -> b -> a) is reported with
+ * the whole chain. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "warden/util.h"
+
+/* The profiles being loaded, outermost first, for cycle detection. */
+struct chain {
+	const char *id[WPOLICY_MAX_DEPTH + 1];    /* "builtin:NAME" or a real path */
+	const char *name[WPOLICY_MAX_DEPTH + 1];
+	size_t n;
+};
+
+/* A place a profile can come from. */
+struct cand {
+	char *id;        /* identity for cycle detection */
+	char *source;    /* name in messages */
+	char *path;      /* user file, or NULL */
+	const char *builtin_json;
+};
+
+static void cand_clear(struct cand *c)
+{
+	free(c->id);
+	free(c->source);
+	free(c->path);
+	memset(c, 0, sizeof(*c));
+}
+
+char *wprofile_user_dir(void)
+{
+	const char *x = getenv("XDG_CONFIG_HOME"), *h = getenv("HOME");
+
+	if (x && x[0] == '/')
+		return xasprintf("%s/warden/profiles", x);
+	if (h && h[0] == '/')
+		return xasprintf("%s/.config/warden/profiles", h);
+	return NULL;
+}
+
+static const struct wbuiltin_profile *find_builtin(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < wbuiltin_profiles_n; i++)
+		if (!strcmp(wbuiltin_profiles[i].name, name))
+			return &wbuiltin_profiles[i];
+	return NULL;
+}
+
+static char *file_id(const char *path)
+{
+	char *r = realpath(path, NULL);
+
+	return r ? r : xstrdup(path);
+}
+
+static bool in_chain(const struct chain *ch, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < ch->n; i++)
+		if (!strcmp(ch->id[i], id))
+			return true;
+	return false;
+}
+
+/* Candidates for NAME, in lookup order; returns how many (0..2). */
+static size_t candidates(const char *name, struct cand out[2])
+{
+	_cleanup_free_ char *dir = wprofile_user_dir();
+	const struct wbuiltin_profile *b = find_builtin(name);
+	size_t n = 0;
+	struct stat st;
+
+	memset(out, 0, 2 * sizeof(*out));
+	if (dir) {
+		char *path = xasprintf("%s/%s.json", dir, name);
+		if (stat(path, &st) == 0 || errno != ENOENT) {
+			out[n].path = path;
+			out[n].source = xstrdup(path);
+			out[n].id = file_id(path);
+			n++;
+		} else {
+			free(path);
+		}
+	}
+	if (b) {
+		out[n].builtin_json = b->json;
+		out[n].source = xasprintf("built-in:%s.json", name);
+		out[n].id = xasprintf("builtin:%s", name);
+		n++;
+	}
+	return n;
+}
+
+/* "a, b, c" */
+static char *available_names(void)
+{
+	struct wstrv names = { 0 }, sources = { 0 };
+	struct werr e2 = { 0 };
+	char *r;
+	size_t i, len = 1;
+
+	if (policy_list(&names, &sources, &e2) < 0 || names.n == 0) {
+		wstrv_free(&names);
+		wstrv_free(&sources);
+		return xstrdup("(none)");
+	}
+	for (i = 0; i < names.n; i++)
+		len += strlen(names.v[i]) + 2;
+	r = xcalloc(1, len);
+	for (i = 0; i < names.n; i++) {
+		if (i)
+			strcat(r, ", ");
+		strcat(r, names.v[i]);
+	}
+	wstrv_free(&names);
+	wstrv_free(&sources);
+	return r;
+}
+
+/* The file's name for a profile that has no "name": its basename without
+ * ".json". */
+static char *default_name(const char *source)
+{
+	const char *b = strrchr(source, '/');
+	size_t n;
+
+	b = b ? b + 1 : source;
+	n = strlen(b);
+	if (n > 5 && !strcmp(b + n - 5, ".json"))
+		n -= 5;
+	return strndup(b, n);
+}
+
+static int load_cand(const struct cand *c, const char *want_name, struct chain *ch,
+                     struct wpolicy **out, struct werr *err);
+
+static int resolve_extends(const struct wsrc *s, const char *parent, struct chain *ch,
+                           struct wpolicy **out, struct werr *err)
+{
+	struct cand cands[2];
+	size_t n, i, pick;
+	int r;
+
+	*out = NULL;
+	n = candidates(parent, cands);
+	for (pick = 0; pick < n; pick++)
+		if (!in_chain(ch, cands[pick].id))
+			break;
+	if (n == 0) {
+		_cleanup_free_ char *avail = available_names();
+		r = wsrc_err_val(s, "extends", err, "\"extends\" names an unknown profile \"%s\"; "
+		                 "available profiles: %s", parent, avail);
+	} else if (pick == n) {
+		char cycle[256] = "";
+		for (i = 0; i < ch->n; i++) {
+			size_t l = strlen(cycle);
+			snprintf(cycle + l, sizeof(cycle) - l, "%s -> ", ch->name[i]);
+		}
+		size_t l = strlen(cycle);
+		snprintf(cycle + l, sizeof(cycle) - l, "%s", parent);
+		r = wsrc_err_val(s, "extends", err, "\"extends\" makes a cycle (%s); a profile "
+		                 "cannot inherit from itself, remove one \"extends\"", cycle);
+	} else if (ch->n >= WPOLICY_MAX_DEPTH) {
+		r = wsrc_err_val(s, "extends", err, "more than %d profiles extend each other; "
+		                 "flatten the chain", WPOLICY_MAX_DEPTH);
+	} else {
+		r = load_cand(&cands[pick], parent, ch, out, err);
+	}
+	for (i = 0; i < n; i++)
+		cand_clear(&cands[i]);
+	return r;
+}
+
+/* Parse one text, resolve what it extends, merge.  The chain holds the
+ * profiles outside this one; `id` identifies this one. */
+static int load_text(const char *source, const char *id, const char *text, size_t len,
+                     const char *want_name, struct chain *ch, struct wpolicy **out,
+                     struct werr *err)
+{
+	struct wsrc s = { .source = source, .text = text, .len = len };
+	json_object *root = NULL;
+	struct wpolicy *child = NULL, *base = NULL;
+	_cleanup_free_ char *extends = NULL;
+	bool set[F__COUNT] = { false };
+	int r = -1;
+
+	*out = NULL;
+	if (wsrc_parse(&s, &root, err) < 0)
+		goto out;
+	child = xcalloc(1, sizeof(*child));
+	if (wpolicy_parse_fields(&s, root, child, set, &extends, err) < 0)
+		goto out;
+	if (!child->name) {
+		child->name = default_name(source);
+	} else if (want_name && strcmp(child->name, want_name)) {
+		wsrc_err_val(&s, "name", err, "\"name\" is \"%s\" but the profile is \"%s\"; "
+		             "make the name match the file name (%s.json)", child->name,
+		             want_name, want_name);
+		goto out;
+	}
+	ch->id[ch->n] = id;
+	ch->name[ch->n] = child->name;
+	ch->n++;
+	if (extends) {
+		r = resolve_extends(&s, extends, ch, &base, err);
+	} else {
+		base = xcalloc(1, sizeof(*base));
+		wpolicy_defaults(base);
+		r = 0;
+	}
+	ch->n--;
+	if (r < 0)
+		goto out;
+	r = -1;
+	if (wpolicy_merge(&s, base, child, set, err) < 0)
+		goto out;
+	free(base->name);
+	free(base->source);
+	free(base->description);
+	/* name and description describe one file: they are not inherited */
+	base->name = steal_pointer(&child->name);
+	base->description = steal_pointer(&child->description);
+	base->source = xstrdup(source);
+	*out = steal_pointer(&base);
+	r = 0;
+out:
+	policy_free(base);
+	policy_free(child);
+	json_object_put(root);
+	wsrc_free(&s);
+	return r;
+}
+
+/* Like read_file_str, but keeps the length (a NUL byte in the file is then
+ * reported with its position, not silently cut) and refuses directories. */
+static int read_policy_file(const char *path, char **text, size_t *len, struct werr *err)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t used = 0;
+	struct stat st;
+
+	*text = NULL;
+	*len = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return werr_set(err, errno, "opening %s", path);
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+		return werr_set(err, 0, "%s is a directory; give a policy file", path);
+	buf = xmalloc(WPOLICY_MAX_FILE + 2);
+	for (;;) {
+		ssize_t n = read(fd, buf + used, WPOLICY_MAX_FILE + 1 - used);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return werr_set(err, errno, "reading %s", path);
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+		if (used > WPOLICY_MAX_FILE)
+			return werr_set(err, 0, "%s is larger than %d bytes; a policy is a small "
+			                "JSON object", path, WPOLICY_MAX_FILE);
+	}
+	buf[used] = '\0';
+	*text = steal_pointer(&buf);
+	*len = used;
+	return 0;
+}
+
+static int load_cand(const struct cand *c, const char *want_name, struct chain *ch,
+                     struct wpolicy **out, struct werr *err)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+
+	*out = NULL;
+	if (c->builtin_json)
+		return load_text(c->source, c->id, c->builtin_json, strlen(c->builtin_json),
+		                 want_name, ch, out, err);
+	if (read_policy_file(c->path, &text, &len, err) < 0)
+		return -1;
+	return load_text(c->source, c->id, text, len, want_name, ch, out, err);
+}
+
+int policy_load_buffer(const char *source, const char *text, size_t len,
+                       struct wpolicy **out, struct werr *err)
+{
+	struct chain ch = { .n = 0 };
+
+	*out = NULL;
+	if (!source)
+		source = "<buffer>";
+	if (!text)
+		return werr_set(err, 0, "%s: no policy text", source);
+	return load_text(source, source, text, len, NULL, &ch, out, err);
+}
+
+int policy_load_file(const char *path, struct wpolicy **out, struct werr *err)
+{
+	_cleanup_free_ char *text = NULL, *id = NULL;
+	struct chain ch = { .n = 0 };
+	size_t len;
+
+	*out = NULL;
+	if (read_policy_file(path, &text, &len, err) < 0)
+		return -1;
+	id = file_id(path);
+	return load_text(path, id, text, len, NULL, &ch, out, err);
+}
+
+int policy_load_profile(const char *name, struct wpolicy **out, struct werr *err)
+{
+	struct chain ch = { .n = 0 };
+	struct cand cands[2];
+	size_t n, i;
+	int r;
+
+	*out = NULL;
+	if (!name || !wprofile_name_ok(name))
+		return werr_set(err, 0, "\"%s\" is not a profile name; names use letters, digits, "
+		                "'-', '_' and '.', e.g. \"workspace\"", name ? name : "");
+	n = candidates(name, cands);
+	if (n == 0) {
+		_cleanup_free_ char *avail = available_names();
+		return werr_set(err, 0, "unknown profile \"%s\"; available profiles: %s", name, avail);
+	}
+	r = load_cand(&cands[0], name, &ch, out, err);
+	for (i = 0; i < n; i++)
+		cand_clear(&cands[i]);
+	return r;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int policy_list(struct wstrv *names, struct wstrv *sources, struct werr *err)
+{
+	_cleanup_free_ char *dir = wprofile_user_dir();
+	struct wstrv all = { 0 };
+	DIR *d;
+	size_t i;
+
+	memset(names, 0, sizeof(*names));
+	memset(sources, 0, sizeof(*sources));
+	for (i = 0; i < wbuiltin_profiles_n; i++)
+		wstrv_push(&all, wbuiltin_profiles[i].name);
+	d = dir ? opendir(dir) : NULL;
+	if (!d && dir && errno != ENOENT && errno != ENOTDIR) {
+		wstrv_free(&all);
+		return werr_set(err, errno, "reading %s", dir);
+	}
+	for (struct dirent *de; d && (de = readdir(d));) {
+		size_t l = strlen(de->d_name);
+		if (l <= 5 || strcmp(de->d_name + l - 5, ".json"))
+			continue;
+		_cleanup_free_ char *name = strndup(de->d_name, l - 5);
+		if (name && wprofile_name_ok(name) && !wstrv_contains(&all, name))
+			wstrv_push(&all, name);
+	}
+	if (d)
+		closedir(d);
+	if (all.n)
+		qsort(all.v, all.n, sizeof(*all.v), cmp_str);
+	for (i = 0; i < all.n; i++) {
+		_cleanup_free_ char *path = dir ? xasprintf("%s/%s.json", dir, all.v[i]) : NULL;
+		struct stat st;
+
+		wstrv_push(names, all.v[i]);
+		if (path && stat(path, &st) == 0)
+			wstrv_push(sources, path);
+		else
+			wstrv_push(sources, "built-in");
+	}
+	wstrv_free(&all);
+	return 0;
+}
