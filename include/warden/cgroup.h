@@ -1,0 +1,87 @@
+/* Resource limits for one jail through cgroups, with an explicit rlimit
+ * fallback.  One small interface, one file per backend (crun's layout):
+ *   supervisor/cgroup.c     picks a backend per controller, owns struct wcg
+ *   supervisor/cgroup_v1.c  legacy per-controller hierarchies
+ *   supervisor/cgroup_v2.c  unified hierarchy (CLONE_INTO_CGROUP, cgroup.kill)
+ *
+ * Each limit records the mechanism that enforces it, so `run --json`,
+ * the run summary and `doctor` can say which limits are weaker. */
+#ifndef WARDEN_CGROUP_H
+#define WARDEN_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "warden/err.h"
+#include "warden/policy.h"
+
+enum wlimit_kind { WLIM_MEMORY = 0, WLIM_PIDS, WLIM_CPUS, WLIM_CPU_TIME, WLIM__N };
+
+enum wmech {
+	WMECH_NONE = 0,   /* limit not requested (0 = unlimited) */
+	WMECH_CGROUP_V2,
+	WMECH_CGROUP_V1,
+	WMECH_RLIMIT,     /* weaker fallback: per-process, see SECURITY.md */
+	WMECH_UNAVAILABLE /* requested but nothing can enforce it */
+};
+
+const char *wmech_name(enum wmech m);          /* "cgroup-v2", "rlimit", ... */
+const char *wlimit_kind_name(enum wlimit_kind k); /* "memory", "pids", ... */
+
+struct wcg;   /* opaque */
+
+struct wcg_stats {
+	uint64_t peak_memory;   /* bytes, 0 if unknown */
+	uint64_t cpu_ns;        /* total CPU of the group, 0 if unknown */
+	uint64_t oom_kills;     /* OOM kills in the group */
+	uint64_t pids_max_hits; /* fork failures at pids.max */
+	bool have_peak, have_cpu, have_oom, have_pids;
+};
+
+/* Create the group(s) for one jail named `name` (unique per run, e.g.
+ * "warden-<pid>-<n>") and apply the limits.  Never fails merely because
+ * cgroups are unavailable: each limit falls back (see wcg_mech) and a
+ * missing cgroup is not an error.  Fails only on a real error, e.g. a
+ * writable cgroup that rejects a value. */
+int wcg_create(const char *name, const struct wlimits *lim, struct wcg **out,
+               struct werr *err);
+
+enum wmech wcg_mech(const struct wcg *cg, enum wlimit_kind k);
+
+/* True when cg created at least one directory (for limits or accounting). */
+bool wcg_has_groups(const struct wcg *cg);
+
+/* v2 only: an O_DIRECTORY fd for clone3(CLONE_INTO_CGROUP), else -1.
+ * The fd stays owned by cg. */
+int wcg_clone_fd(const struct wcg *cg);
+
+/* Move pid into every v1 hierarchy (and v2 if not cloned into it). */
+int wcg_attach(struct wcg *cg, pid_t pid, struct werr *err);
+
+/* Read counters; fields not available are left 0 with have_* false. */
+void wcg_stats(struct wcg *cg, struct wcg_stats *st);
+
+/* SIGKILL every process in the group(s) (cgroup.kill on v2, else a
+ * cgroup.procs sweep).  Safe to call repeatedly. */
+void wcg_kill(struct wcg *cg);
+
+/* Kill, wait until empty (bounded), rmdir every directory, free.  NULL ok. */
+void wcg_destroy(struct wcg *cg);
+
+/* Remove leftover empty "warden-<pid>-*" groups whose <pid> is no longer
+ * running (a warden that was SIGKILLed).  Best effort, called at start-up. */
+void wcg_gc(void);
+
+/* What this machine offers, for `warden doctor`: one line per controller,
+ * e.g. "memory: cgroup-v1 (/sys/fs/cgroup/memory/...), writable". */
+struct wcg_probe {
+	enum wmech mech[WLIM__N];      /* what wcg_create would use for each */
+	char where[WLIM__N][256];      /* parent directory it would use, or why not */
+	bool v2_mounted;
+	char v2_path[256];
+	char v2_controllers[256];
+};
+void wcg_probe(struct wcg_probe *pr);
+
+#endif
