@@ -1,0 +1,37 @@
+/* The jail's syscall filter, built with libseccomp from the policy.
+ *
+ * An allowlist: what general-purpose programs need (Docker's default
+ * profile is the reference).  Everything else is denied:
+ *   deny_action "errno" + audit  -> SCMP_ACT_NOTIFY; the supervisor answers
+ *                                   each notification with EPERM and audits it
+ *   deny_action "errno", no audit -> SCMP_ACT_ERRNO(EPERM)
+ *   deny_action "kill"            -> SCMP_ACT_KILL_PROCESS
+ * Special cases: clone3 -> ENOSYS (libc falls back to clone, whose flags we
+ * can inspect: namespace flags denied); socket() only for AF_UNIX, AF_INET,
+ * AF_INET6, AF_NETLINK; foreign ABIs (i386, x32) kill the process. */
+#ifndef WARDEN_FILTER_H
+#define WARDEN_FILTER_H
+
+#include <seccomp.h>
+#include <stdbool.h>
+
+#include "warden/err.h"
+#include "warden/policy.h"
+
+/* Build (not load) the filter.  *out is NULL on entry, set on success. */
+int wfilter_build(const struct wpolicy *p, scmp_filter_ctx *out, struct werr *err);
+
+/* In the jail child, last step before execve: load it.  When the filter
+ * uses notification, *notify_fd receives the listener fd (else -1). */
+int wfilter_load(scmp_filter_ctx ctx, int *notify_fd, struct werr *err);
+
+/* True if the syscall name is one the filter can never allow, whatever the
+ * policy's allow_extra says (ptrace, bpf, kexec_*, mount API, ...).  Policy
+ * validation uses it to reject such entries with a clear message. */
+bool wfilter_is_forbidden(const char *name);
+
+/* The built-in allowlist (names), for `policy show` and tests. */
+extern const char *const wfilter_allowlist[];
+extern const size_t wfilter_allowlist_n;
+
+#endif

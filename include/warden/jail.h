@@ -1,0 +1,57 @@
+/* Starting one jail: clone3 into fresh namespaces, then, in the child, the
+ * fixed entry order of docs/design.md ("The jail's entry order"), ending in
+ * execve.  jail/ holds the child side; this header is the parent's view. */
+#ifndef WARDEN_JAIL_H
+#define WARDEN_JAIL_H
+
+#include <seccomp.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "warden/cgroup.h"
+#include "warden/err.h"
+#include "warden/policy.h"
+
+/* A bind or tmpfs in the jail's root, computed by the parent from the
+ * policy before clone (jail/plan.c) so the child only executes a list. */
+enum wmount_kind { WM_BIND_RO, WM_BIND_RW, WM_TMPFS, WM_HIDE };
+struct wmount {
+	enum wmount_kind kind;
+	char *path;          /* absolute, same inside and outside */
+	uint64_t size;       /* tmpfs only */
+	bool optional;       /* missing source is skipped, not an error */
+};
+
+struct jail_spec {
+	const struct wpolicy *pol;
+	const char *workspace;       /* absolute, resolved */
+	const char *home;            /* HOME inside the jail */
+	char *const *argv;           /* argv[0] is looked up on the jail's PATH */
+	char *const *envp;           /* already filtered by the policy */
+	int stdin_fd;                /* dup'ed to 0; -1 = /dev/null */
+	int stdout_fd, stderr_fd;    /* dup'ed to 1 and 2 */
+	int keep_fd;                 /* extra fd kept (sessions' control fd), -1 */
+	const char *hostname;        /* default "warden" */
+	scmp_filter_ctx filter;      /* built by the parent; loaded by the child */
+	struct wcg *cg;              /* may be NULL */
+	bool rlimit_memory, rlimit_pids; /* cgroup fallback: set RLIMIT_AS/NPROC */
+	bool new_session;            /* setsid(): no controlling terminal */
+};
+
+struct jail {
+	pid_t pid;          /* in the caller's pid namespace */
+	int pidfd;          /* for epoll/waitid */
+	int notify_fd;      /* seccomp listener, or -1 */
+	bool landlock;      /* Landlock was applied */
+	int landlock_abi;
+};
+
+/* Start the jail.  Returns 0 when the program has been exec'ed.
+ * On failure -1 and err; err->exit_code is 126/127 when the program could
+ * not be executed or found (the child is then already reaped). */
+int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err);
+
+/* Kernel features, for doctor and for degrading explicitly. */
+int landlock_abi_version(void);     /* <= 0 when unavailable */
+
+#endif

@@ -1,0 +1,430 @@
+/* Starting a jail: the parent's half (jail_start) and the child's entry
+ * order (jail_child), in the fixed order of docs/design.md:
+ *
+ *   parent                               child
+ *   clone3(NEWUSER|NEWNS|NEWPID|NEWNET|
+ *          NEWIPC|NEWUTS, pidfd,          PDEATHSIG=SIGKILL; wait for "go"
+ *          [INTO_CGROUP])
+ *   uid_map/gid_map, attach cgroups
+ *   send "go"                       -->  0  new cgroup namespace (rooted at the
+ *                                          jail's cgroup), new session
+ *                                       3-4 mounts, pivot_root (jail/mounts.c)
+ *                                       5  lo up   6 hostname   7 rlimits
+ *                                       8  stdio, close every other fd
+ *                                       9  drop capabilities   10 no_new_privs
+ *                                       11 Landlock            12 seccomp
+ *   receive the seccomp listener    <--   send the listener fd
+ *   wait for EOF (exec ok) or error <--  13 execve
+ *
+ * Until step 9 the child still holds capabilities inside its own user
+ * namespace (which own nothing on the host); from step 9 on, any failure
+ * ends the child: it never tries to recover.  Every failure travels back
+ * over the sync socket as a struct werr, so one clear line reaches the user
+ * (crun's idea).  The sync socket is close-on-exec: EOF means execve worked. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/sched.h>
+
+#include "jail_impl.h"
+#include "warden/filter.h"
+#include "warden/util.h"
+
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+enum sync_msg { SYNC_GO = 'G', SYNC_ERROR = 'E', SYNC_READY = 'R', SYNC_EXEC_FAILED = 'X' };
+
+struct sync_frame {
+	uint8_t type;
+	int32_t landlock_abi;
+	struct werr err;
+};
+
+/* --- child ------------------------------------------------------------ */
+
+/* Report and end: the child never recovers once it has started entering. */
+static __attribute__((noreturn)) void child_fail(int sync, uint8_t type, const struct werr *e)
+{
+	struct sync_frame f = { .type = type };
+
+	f.err = *e;
+	f.err.msg[sizeof(f.err.msg) - 1] = '\0';
+	(void)!send(sync, &f, sizeof(f), MSG_NOSIGNAL);
+	_exit(type == SYNC_EXEC_FAILED ? f.err.exit_code : 125);
+}
+
+static int set_rlimit(int res, uint64_t soft, uint64_t hard, const char *what, struct werr *err)
+{
+	struct rlimit rl = { .rlim_cur = soft, .rlim_max = hard };
+	struct rlimit old;
+
+	/* never raise above what warden itself was given */
+	if (getrlimit(res, &old) == 0) {
+		if (old.rlim_max != RLIM_INFINITY && rl.rlim_max > old.rlim_max)
+			rl.rlim_max = old.rlim_max;
+		if (rl.rlim_cur > rl.rlim_max)
+			rl.rlim_cur = rl.rlim_max;
+	}
+	if (setrlimit(res, &rl) < 0)
+		return werr_set(err, errno, "setting the %s limit", what);
+	return 0;
+}
+
+static int child_rlimits(const struct jail_spec *spec, struct werr *err)
+{
+	const struct wlimits *l = &spec->pol->limits;
+
+	if (set_rlimit(RLIMIT_CORE, 0, 0, "core size", err) < 0)
+		return -1;
+	if (l->file_size && set_rlimit(RLIMIT_FSIZE, l->file_size, l->file_size, "file size", err) < 0)
+		return -1;
+	if (l->open_files && set_rlimit(RLIMIT_NOFILE, l->open_files, l->open_files, "open files", err) < 0)
+		return -1;
+	if (l->cpu_ms) {
+		/* per process; the supervisor also counts the whole group when a
+		 * cgroup can.  SIGXCPU at the limit, SIGKILL a second later. */
+		uint64_t s = (l->cpu_ms + 999) / 1000;
+		if (set_rlimit(RLIMIT_CPU, s, s + 1, "cpu time", err) < 0)
+			return -1;
+	}
+	if (spec->rlimit_memory && l->memory &&
+	    set_rlimit(RLIMIT_AS, l->memory, l->memory, "address space", err) < 0)
+		return -1;
+	if (spec->rlimit_pids && l->pids &&
+	    set_rlimit(RLIMIT_NPROC, l->pids, l->pids, "process count", err) < 0)
+		return -1;
+	return 0;
+}
+
+/* Step 8: stdio onto 0-2, the sync socket onto 3 (close-on-exec), an optional
+ * kept fd onto 4, and every other fd closed. */
+static int child_fds(const struct jail_spec *spec, int *sync, struct werr *err)
+{
+	int in = spec->stdin_fd, keep = spec->keep_fd;
+	int fds[3];
+	int i;
+
+	if (in < 0) {
+		in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (in < 0)
+			return werr_set(err, errno, "opening /dev/null");
+	}
+	fds[0] = in;
+	fds[1] = spec->stdout_fd;
+	fds[2] = spec->stderr_fd;
+	/* Move everything we still need above the target numbers first, so
+	 * dup2 never overwrites a source that is still to be copied. */
+	for (i = 0; i < 3; i++)
+		if ((fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 10)) < 0)
+			return werr_set(err, errno, "duplicating stdio");
+	if ((*sync = fcntl(*sync, F_DUPFD_CLOEXEC, 10)) < 0)
+		return werr_set(err, errno, "duplicating the sync socket");
+	if (keep >= 0 && (keep = fcntl(keep, F_DUPFD_CLOEXEC, 10)) < 0)
+		return werr_set(err, errno, "duplicating the control fd");
+	for (i = 0; i < 3; i++)
+		if (dup2(fds[i], i) < 0)
+			return werr_set(err, errno, "setting up fd %d", i);
+	if (dup3(*sync, 3, O_CLOEXEC) < 0)
+		return werr_set(err, errno, "placing the sync socket");
+	*sync = 3;
+	if (keep >= 0) {
+		if (dup2(keep, 4) < 0) /* no O_CLOEXEC: the driver inherits it */
+			return werr_set(err, errno, "placing the control fd");
+	}
+	if (syscall(SYS_close_range, keep >= 0 ? 5 : 4, ~0U, 0) < 0)
+		return werr_set(err, errno, "closing inherited fds");
+	return 0;
+}
+
+/* Step 13: execve with a PATH search done against the jail's own PATH (from
+ * envp, not warden's environment).  Reports 127 when nothing was found, 126
+ * when something was found but could not be executed. */
+static void child_exec(const struct jail_spec *spec, int sync)
+{
+	const char *prog = spec->argv[0];
+	const char *path = "/usr/local/bin:/usr/bin:/bin";
+	struct werr e = { 0 };
+	int saw_eacces = 0, last = ENOENT;
+	char buf[PATH_MAX];
+
+	if (strchr(prog, '/')) {
+		execve(prog, spec->argv, spec->envp);
+		last = errno;
+	} else {
+		for (char *const *ep = spec->envp; *ep; ep++)
+			if (!strncmp(*ep, "PATH=", 5))
+				path = *ep + 5;
+		while (*path) {
+			const char *colon = strchrnul(path, ':');
+			int n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)(colon - path),
+			                 colon == path ? "." : path, prog);
+			if (n > 0 && n < (int)sizeof(buf)) {
+				execve(buf, spec->argv, spec->envp);
+				if (errno == EACCES)
+					saw_eacces = 1;
+				else if (errno != ENOENT && errno != ENOTDIR)
+					last = errno;
+			}
+			path = *colon ? colon + 1 : colon;
+		}
+		if (saw_eacces)
+			last = EACCES;
+	}
+	if (last == ENOENT) {
+		werr_set(&e, 0, "%s: not found in the jail; is it installed under a path the "
+		         "policy binds (PATH=%s)?", prog, strchr(prog, '/') ? "-" : path);
+		e.exit_code = 127;
+	} else {
+		werr_set(&e, last, "%s: cannot execute", prog);
+		e.exit_code = 126;
+	}
+	child_fail(sync, SYNC_EXEC_FAILED, &e);
+}
+
+static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
+                                                 const struct wplan *plan, int sync)
+{
+	struct werr e = { 0 };
+	struct sync_frame f = { .type = SYNC_READY };
+	sigset_t all;
+	char go;
+	int notify_fd = -1;
+	int abi = 0;
+
+	/* If warden dies, so does the jail (and with pid 1, its namespace).
+	 * The parent may already be gone: then "go" never comes (EOF). */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			signal(s, SIG_DFL);
+	if (read(sync, &go, 1) != 1 || go != SYNC_GO)
+		_exit(125);
+
+	/* 0. The cgroup namespace is created now, after the parent attached
+	 * us, so the jail sees its own group as "/". */
+	if (unshare(CLONE_NEWCGROUP) < 0) {
+		werr_set(&e, errno, "creating the cgroup namespace");
+		child_fail(sync, SYNC_ERROR, &e);
+	}
+	if (spec->new_session && setsid() < 0) {
+		werr_set(&e, errno, "setsid");
+		child_fail(sync, SYNC_ERROR, &e);
+	}
+	if (plan->uid == 0 && setgroups(0, NULL) < 0) {
+		werr_set(&e, errno, "clearing supplementary groups");
+		child_fail(sync, SYNC_ERROR, &e);
+	}
+	/* 3-4 */
+	if (jail_mounts(spec, plan, &e) < 0)
+		child_fail(sync, SYNC_ERROR, &e);
+	/* 5 */
+	if (jail_net_lo_up(&e) < 0)
+		child_fail(sync, SYNC_ERROR, &e);
+	/* 6 */
+	{
+		const char *h = spec->hostname ? spec->hostname : "warden";
+		if (sethostname(h, strlen(h)) < 0 || setdomainname("", 0) < 0) {
+			werr_set(&e, errno, "setting the hostname");
+			child_fail(sync, SYNC_ERROR, &e);
+		}
+	}
+	/* 7 */
+	if (child_rlimits(spec, &e) < 0)
+		child_fail(sync, SYNC_ERROR, &e);
+	/* 8 */
+	if (child_fds(spec, &sync, &e) < 0)
+		child_fail(sync, SYNC_ERROR, &e);
+	/* 9 */
+	if (jail_drop_caps(&e) < 0)
+		child_fail(sync, SYNC_ERROR, &e);
+	/* 10 */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
+		werr_set(&e, errno, "setting no_new_privs");
+		child_fail(sync, SYNC_ERROR, &e);
+	}
+	/* 11 */
+	if (jail_landlock(spec, plan, &abi, &e) < 0)
+		child_fail(sync, SYNC_ERROR, &e);
+	/* 12: last, so the filter does not have to allow any setup step */
+	if (spec->filter && wfilter_load(spec->filter, &notify_fd, &e) < 0)
+		child_fail(sync, SYNC_ERROR, &e);
+	f.landlock_abi = abi;
+	{
+		char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+		struct iovec iov = { .iov_base = &f, .iov_len = sizeof(f) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		if (notify_fd >= 0) {
+			struct cmsghdr *c;
+			mh.msg_control = cbuf;
+			mh.msg_controllen = sizeof(cbuf);
+			c = CMSG_FIRSTHDR(&mh);
+			c->cmsg_level = SOL_SOCKET;
+			c->cmsg_type = SCM_RIGHTS;
+			c->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(c), &notify_fd, sizeof(int));
+		}
+		if (sendmsg(sync, &mh, MSG_NOSIGNAL) < 0)
+			_exit(125);
+		if (notify_fd >= 0)
+			close(notify_fd);
+	}
+	/* 13 */
+	child_exec(spec, sync);
+	_exit(125); /* not reached */
+}
+
+/* --- parent ----------------------------------------------------------- */
+
+static int write_id_maps(pid_t pid, const struct wplan *plan, struct werr *err)
+{
+	char path[64], line[64];
+
+	/* The caller maps to itself: the jail's uid/gid are the caller's, so
+	 * files it writes in the workspace belong to the caller.  An
+	 * unprivileged caller must deny setgroups before writing gid_map. */
+	if (plan->uid != 0) {
+		snprintf(path, sizeof(path), "/proc/%d/setgroups", pid);
+		if (write_file_str(path, "deny", err) < 0)
+			return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
+	snprintf(line, sizeof(line), "%u %u 1\n", plan->uid, plan->uid);
+	if (write_file_str(path, line, err) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
+	snprintf(line, sizeof(line), "%u %u 1\n", plan->gid, plan->gid);
+	return write_file_str(path, line, err);
+}
+
+/* Read the child's report: an error, or READY (+ listener fd) then EOF. */
+static int read_report(int sync, struct jail *out, struct werr *err)
+{
+	bool ready = false;
+
+	for (;;) {
+		struct sync_frame f;
+		char cbuf[CMSG_SPACE(sizeof(int))];
+		struct iovec iov = { .iov_base = &f, .iov_len = sizeof(f) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+		                     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+		ssize_t n = recvmsg(sync, &mh, MSG_CMSG_CLOEXEC);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return werr_set(err, errno, "reading the jail's report");
+		if (n == 0) /* EOF: the socket was closed by execve, or the child died */
+			return ready ? 0 : werr_set(err, 0, "the jail died while being set up");
+		if ((size_t)n != sizeof(f))
+			return werr_set(err, 0, "malformed report from the jail");
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+			    c->cmsg_len == CMSG_LEN(sizeof(int)))
+				memcpy(&out->notify_fd, CMSG_DATA(c), sizeof(int));
+		f.err.msg[sizeof(f.err.msg) - 1] = '\0';
+		switch (f.type) {
+		case SYNC_READY:
+			out->landlock_abi = f.landlock_abi;
+			out->landlock = f.landlock_abi > 0;
+			ready = true;
+			continue;
+		case SYNC_EXEC_FAILED:
+		case SYNC_ERROR:
+			*err = f.err;
+			if (f.type == SYNC_ERROR) {
+				err->exit_code = 125;
+				werr_wrap(err, "setting up the jail");
+			}
+			return -1;
+		default:
+			return werr_set(err, 0, "unknown report %d from the jail", f.type);
+		}
+	}
+}
+
+int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err)
+{
+	struct wplan plan;
+	struct clone_args ca = { 0 };
+	int sp[2] = { -1, -1 };
+	int pidfd = -1;
+	long pid;
+
+	memset(out, 0, sizeof(*out));
+	out->pidfd = out->notify_fd = -1;
+	if (jail_plan(spec, &plan, err) < 0)
+		return -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+		jail_plan_free(&plan);
+		return werr_set(err, errno, "socketpair");
+	}
+	ca.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+	           CLONE_NEWIPC | CLONE_NEWUTS | CLONE_PIDFD;
+	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
+	ca.exit_signal = SIGCHLD;
+	if (spec->cg && wcg_clone_fd(spec->cg) >= 0) {
+		ca.flags |= CLONE_INTO_CGROUP;
+		ca.cgroup = (uint64_t)wcg_clone_fd(spec->cg);
+	}
+	pid = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid < 0) {
+		int e = errno;
+		close(sp[0]);
+		close(sp[1]);
+		jail_plan_free(&plan);
+		if (e == EPERM || e == ENOSPC || e == EINVAL)
+			return werr_set(err, e, "creating the jail's namespaces (are user "
+			                "namespaces enabled? see `warden doctor`)");
+		return werr_set(err, e, "clone3");
+	}
+	if (pid == 0) {
+		close(sp[0]);
+		jail_child(spec, &plan, sp[1]);
+	}
+	close(sp[1]);
+	out->pid = (pid_t)pid;
+	out->pidfd = pidfd;
+
+	/* v1 hierarchies always need the pid written; on v2 it is already in
+	 * place when cloned into the group, and writing it again is a no-op. */
+	if (write_id_maps(out->pid, &plan, err) < 0 ||
+	    (spec->cg && wcg_attach(spec->cg, out->pid, err) < 0))
+		goto fail;
+	if (write(sp[0], &(char){ SYNC_GO }, 1) != 1) {
+		werr_set(err, errno, "starting the jail");
+		goto fail;
+	}
+	if (read_report(sp[0], out, err) < 0)
+		goto fail;
+	close(sp[0]);
+	jail_plan_free(&plan);
+	return 0;
+fail:
+	close(sp[0]);
+	jail_plan_free(&plan);
+	kill(out->pid, SIGKILL);
+	waitpid(out->pid, NULL, __WALL);
+	if (out->notify_fd >= 0)
+		close(out->notify_fd);
+	close(out->pidfd);
+	out->pid = 0;
+	out->pidfd = out->notify_fd = -1;
+	return -1;
+}

@@ -1,0 +1,28 @@
+/* Internal to jail/: the steps of the child's entry order, one file each. */
+#ifndef WARDEN_JAIL_IMPL_H
+#define WARDEN_JAIL_IMPL_H
+
+#include "warden/jail.h"
+
+/* A computed mount plan (jail/plan.c), built in the parent before clone. */
+struct wplan {
+	struct wmount *m;
+	size_t n;
+	uid_t uid;  /* the caller's ids, which the jail keeps (mapped to itself) */
+	gid_t gid;
+};
+int jail_plan(const struct jail_spec *spec, struct wplan *plan, struct werr *err);
+void jail_plan_free(struct wplan *plan);
+
+/* jail/mounts.c: steps 3-4, build the tmpfs root, pivot_root, detach the
+ * host.  On return the cwd is the workspace. */
+int jail_mounts(const struct jail_spec *spec, const struct wplan *plan, struct werr *err);
+/* jail/net.c: step 5, bring lo up through libnl-route. */
+int jail_net_lo_up(struct werr *err);
+/* jail/caps.c: step 9, drop every capability, bounding and ambient too. */
+int jail_drop_caps(struct werr *err);
+/* jail/landlock.c: step 11; returns the ABI used (0 when unavailable). */
+int jail_landlock(const struct jail_spec *spec, const struct wplan *plan,
+                  int *abi_used, struct werr *err);
+
+#endif
