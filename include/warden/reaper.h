@@ -1,0 +1,21 @@
+/* A cleanup watchdog for one run's cgroups.  warden may be SIGKILLed; its
+ * jail then dies too (PDEATHSIG on the namespace's pid 1), but nobody would
+ * remove the cgroup directories.  The watchdog is a forked copy of warden
+ * in its own session, blocked on a pipe whose only writer is warden: when
+ * warden goes away, for any reason, the read returns and the watchdog
+ * kills whatever is left in the groups and removes them. */
+#ifndef WARDEN_REAPER_H
+#define WARDEN_REAPER_H
+
+#include <sys/types.h>
+
+#include "warden/cgroup.h"
+
+struct wreaper { pid_t pid; int fd; };
+
+/* Start it when cg has directories; else a no-op (pid 0). */
+void wreaper_start(struct wreaper *r, struct wcg *cg);
+/* After warden removed the groups itself: release and reap the watchdog. */
+void wreaper_stop(struct wreaper *r);
+
+#endif

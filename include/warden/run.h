@@ -1,0 +1,44 @@
+/* One program in one fresh jail, from policy to result (supervisor/run.c).
+ * cmd_run parses the command line into wrun_opts; other callers (doctor,
+ * later the session layer) fill it directly. */
+#ifndef WARDEN_RUN_H
+#define WARDEN_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "warden/cgroup.h"
+#include "warden/err.h"
+
+struct wrun_opts {
+	const char *profile, *policy_file, *workspace, *net;
+	const char *audit_log, *json_file;
+	char **argv;
+	const char *env[64];
+	size_t n_env;
+	uint64_t memory, pids, timeout_ms, cpu_ms, output;
+	double cpus;
+	bool set_memory, set_pids, set_cpus, set_timeout, set_cpu_time, set_output;
+	bool no_stdin, quiet;
+	int out_fd, err_fd;      /* where to relay; 0 means 1 and 2 */
+};
+
+enum wreason { WR_EXITED, WR_SIGNALED, WR_TIMEOUT, WR_OOM, WR_PIDS, WR_CPU_TIME,
+               WR_OUTPUT, WR_ERROR };
+const char *wreason_name(enum wreason r);
+
+struct wrun_result {
+	int exit_status;         /* what warden exits with */
+	int exit_code;           /* the program's, -1 if signalled */
+	int signal;              /* 0 if exited */
+	enum wreason reason;
+	uint64_t wall_ms, cpu_ms, peak_memory, output_bytes;
+	uint64_t denied_total;
+	char session[32];
+};
+
+/* Returns 0 when the program ran (whatever its status), -1 when warden
+ * could not run it (err set; err->exit_code 125, 126 or 127). */
+int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err);
+
+#endif

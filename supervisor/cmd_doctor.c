@@ -1,0 +1,126 @@
+/* `warden doctor`: what this kernel and user can use, what falls back, and
+ * a real jail started end to end. */
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+
+#include "warden/cgroup.h"
+#include "warden/cmd.h"
+#include "warden/jail.h"
+#include "warden/run.h"
+#include "warden/util.h"
+
+static int bad_count;
+
+static void row(const char *what, bool ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void row(const char *what, bool ok, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	printf("  %-18s %-5s %s\n", what, ok ? "ok" : "NO", buf);
+	if (!ok)
+		bad_count++;
+}
+
+static bool userns_works(void)
+{
+	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
+	int st;
+
+	if (pid < 0)
+		return false;
+	if (pid == 0)
+		_exit(0);
+	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static const char *find_prog(const char *name, char *buf, size_t len)
+{
+	static const char *const dirs[] = { "/usr/local/bin", "/usr/bin", "/bin" };
+	struct stat sb;
+
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		snprintf(buf, len, "%s/%s", dirs[i], name);
+		if (stat(buf, &sb) == 0 && (sb.st_mode & 0111))
+			return buf;
+	}
+	return NULL;
+}
+
+int cmd_doctor(int argc, char **argv)
+{
+	static const char *const langs[][2] = {
+		{ "python", "python3" }, { "javascript", "node" }, { "shell", "bash" },
+		{ "sh", "sh" }, { "ruby", "ruby" }, { "perl", "perl" }, { "r", "Rscript" },
+	};
+	struct utsname u;
+	struct wcg_probe pr;
+	int abi = landlock_abi_version();
+	unsigned api = (unsigned)seccomp_api_get();
+	char buf[256];
+
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		puts("usage: warden doctor\n\nShows what this kernel and user can use, what falls back, and starts one jail.");
+		return 0;
+	}
+	uname(&u);
+	printf("warden %s on Linux %s (%s), uid %u%s\n\n", WARDEN_VERSION, u.release, u.machine,
+	       getuid(), getuid() == 0 ? " (root)" : "");
+	puts("isolation");
+	row("user namespaces", userns_works(), "%s", userns_works() ? "can create them"
+	    : "cannot create them: enable kernel.unprivileged_userns_clone or run as root");
+	row("seccomp notify", api >= 5, "libseccomp API level %u%s", api,
+	    api >= 5 ? "; denied syscalls are audited" : "; needs >= 5 to audit denied calls");
+	if (abi > 0)
+		row("landlock", true, "ABI %d%s%s", abi, abi >= 4 ? ", network rules" : "",
+		    abi >= 6 ? ", abstract-socket and signal scoping" : "");
+	else
+		row("landlock", false, "unavailable: mounts alone confine the filesystem (boot with lsm=landlock,...)");
+
+	puts("\nlimits");
+	wcg_probe(&pr);
+	for (int k = 0; k < WLIM__N; k++) {
+		enum wmech m = pr.mech[k];
+		bool strong = m == WMECH_CGROUP_V1 || m == WMECH_CGROUP_V2;
+		row(wlimit_kind_name((enum wlimit_kind)k), strong, "%s%s%s%s", wmech_name(m),
+		    pr.where[k][0] ? " (" : "", pr.where[k], pr.where[k][0] ? ")" : "");
+	}
+	printf("  %-18s %-5s %s%s%s\n", "cgroup v2", pr.v2_mounted ? "info" : "-",
+	       pr.v2_mounted ? pr.v2_path : "not mounted",
+	       pr.v2_mounted ? ", controllers: " : "",
+	       pr.v2_mounted ? (pr.v2_controllers[0] ? pr.v2_controllers : "none") : "");
+	printf("  %-18s %-5s %s\n", "always", "ok", "wall time (timerfd), file size and open files (rlimit), tmpfs sizes, output");
+
+	puts("\nlanguages (as the jail sees /usr)");
+	for (size_t i = 0; i < ARRAY_SIZE(langs); i++) {
+		const char *p = find_prog(langs[i][1], buf, sizeof(buf));
+		printf("  %-18s %-5s %s\n", langs[i][0], p ? "ok" : "-", p ? p : "not installed");
+	}
+
+	puts("\na jail, end to end");
+	{
+		char *args[] = { "/bin/true", NULL };
+		struct wrun_opts o = { .argv = args, .workspace = "/tmp", .audit_log = "/dev/null",
+		                       .quiet = true, .no_stdin = true };
+		struct wrun_result r;
+		struct werr e = { 0 };
+		int rc = wrun(&o, &r, &e);
+		row("warden run true", rc == 0 && r.exit_status == 0, "%s",
+		    rc < 0 ? e.msg : r.exit_status == 0 ? "started and exited cleanly" : "exited non-zero");
+	}
+	printf("\n%s\n", bad_count ? "some protections are weaker here; see the lines marked NO"
+	                           : "every protection is active");
+	return 0;
+}

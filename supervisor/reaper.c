@@ -1,0 +1,62 @@
+/* See include/warden/reaper.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "warden/reaper.h"
+
+void wreaper_start(struct wreaper *r, struct wcg *cg)
+{
+	int p[2];
+	char c;
+
+	r->pid = 0;
+	r->fd = -1;
+	if (!wcg_has_groups(cg) || pipe2(p, O_CLOEXEC) < 0)
+		return;
+	r->pid = fork();
+	if (r->pid < 0) {
+		r->pid = 0;
+		close(p[0]);
+		close(p[1]);
+		return;
+	}
+	if (r->pid == 0) {
+		sigset_t all;
+
+		/* Out of warden's session and process group, so a Ctrl-C or a
+		 * kill of the group does not take the watchdog with it. */
+		setsid();
+		sigfillset(&all);
+		sigdelset(&all, SIGKILL);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		/* Started before any jail pipe exists, so the only other fds are
+		 * the audit log and the cgroup directories, which wcg_destroy
+		 * needs.  stdin/stdout go, so a pipeline reading warden's output
+		 * does not wait for us; stderr stays for wcg_destroy's warning. */
+		close(p[1]);
+		close(0);
+		close(1);
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+		/* warden has closed its end: normally after removing the groups
+		 * (then this finds nothing), or because it died. */
+		wcg_destroy(cg);
+		_exit(0);
+	}
+	close(p[0]);
+	r->fd = p[1];
+}
+
+void wreaper_stop(struct wreaper *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	if (r->pid > 0)
+		while (waitpid(r->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	r->pid = 0;
+}
