@@ -1,0 +1,76 @@
+#!/bin/sh
+# make bench: start-up cost of one jailed program, warden against its peers
+# in the same run.  Prints medians (ms) and ratios; never asserts a time.
+#
+#   bare      fork+exec of the program, no isolation
+#   warden    warden run (namespaces, seccomp + notify, Landlock, cgroups)
+#   bwrap     bwrap --unshare-all with equivalent mounts
+#   firejail  firejail --noprofile --net=none (when installed)
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+W="$top/${BUILD:-build}/warden"
+RUNS=${BENCH_RUNS:-100}
+ws=$(mktemp -d /tmp/warden-bench.XXXXXX)
+trap 'rm -rf "$ws"' EXIT
+
+need=""
+command -v hyperfine >/dev/null || need="$need hyperfine"
+command -v bwrap >/dev/null || need="$need bubblewrap"
+command -v firejail >/dev/null || need="$need firejail"
+if [ -n "$need" ]; then
+	if [ "$(id -u)" = 0 ]; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null 2>&1 || true
+	else
+		echo "bench: missing$need; run: sudo apt-get install -y$need" >&2
+	fi
+fi
+command -v hyperfine >/dev/null || { echo "bench: hyperfine is required" >&2; exit 1; }
+
+bwrap_cmd="bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr \
+--symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 --symlink usr/sbin /sbin \
+--ro-bind-try /etc/ssl /etc/ssl --ro-bind-try /etc/alternatives /etc/alternatives \
+--ro-bind-try /etc/ld.so.cache /etc/ld.so.cache --proc /proc --dev /dev --tmpfs /tmp \
+--bind $ws $ws --chdir $ws"
+warden_cmd="$W run --quiet --no-stdin --audit-log /dev/null --workspace $ws --"
+fj_cmd="firejail --quiet --noprofile --net=none --private-tmp"
+
+median() { # hyperfine json -> median ms
+	python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$1"
+}
+
+row() { # name, program...
+	name=$1; shift
+	prog="$*"
+	hyperfine -N --style none --warmup 5 --runs "$RUNS" --export-json "$ws/bare.json" "$prog" >/dev/null 2>&1
+	bare=$(median "$ws/bare.json")
+	hyperfine -N --style none --warmup 5 --runs "$RUNS" --export-json "$ws/w.json" "$warden_cmd $prog" >/dev/null 2>&1
+	w=$(median "$ws/w.json")
+	b=NA; f=NA
+	if command -v bwrap >/dev/null; then
+		hyperfine -N --style none --warmup 5 --runs "$RUNS" --export-json "$ws/b.json" "$bwrap_cmd $prog" >/dev/null 2>&1 &&
+			b=$(median "$ws/b.json")
+	fi
+	if command -v firejail >/dev/null; then
+		hyperfine -N --style none --warmup 2 --runs "$((RUNS / 4 + 1))" --export-json "$ws/f.json" "$fj_cmd $prog" >/dev/null 2>&1 &&
+			f=$(median "$ws/f.json")
+	fi
+	python3 - "$name" "$bare" "$w" "$b" "$f" <<'PY'
+import sys
+name, bare, w, b, f = sys.argv[1:]
+def r(x, y):
+    return "NA" if "NA" in (x, y) else "%.2fx" % (float(x) / float(y))
+print("| %-18s | %8s | %8s | %8s | %8s | %12s | %12s |" % (name, bare, w, b, f, r(w, b), r(w, bare)))
+PY
+}
+
+echo "warden start-up benchmark: median wall time of $RUNS runs (ms), same machine, same run"
+echo "kernel $(uname -r), $(nproc) CPUs, uid $(id -u); bwrap $(bwrap --version 2>/dev/null | cut -d' ' -f2 || echo -)"
+echo
+echo "| program            |     bare |   warden |    bwrap | firejail | warden/bwrap | warden/bare |"
+echo "|--------------------|----------|----------|----------|----------|--------------|-------------|"
+row "/bin/true" /bin/true
+row "python3 -c pass" /usr/bin/python3 -c pass
+echo
+echo "warden's protections in this run:"
+"$W" run --quiet --no-stdin --audit-log /dev/null --workspace "$ws" --json "$ws/s.json" -- /bin/true
+python3 -c 'import json,sys; print("  " + ", ".join("%s=%s" % kv for kv in json.load(open(sys.argv[1]))["limits"].items()))' "$ws/s.json"

@@ -1,0 +1,216 @@
+#!/usr/bin/env bats
+# `warden run`: every option and every exit status, against real jails.
+load ../helpers
+
+setup() { common_setup; }
+teardown() { common_teardown; }
+
+@test "run: a program's exit status is passed through" {
+	wrun -- /bin/sh -c 'exit 7'
+	[ "$status" -eq 7 ]
+	wrun -- /bin/true
+	[ "$status" -eq 0 ]
+}
+
+@test "run: stdout and stderr are relayed separately" {
+	run bash -c "'$WARDEN' run --workspace '$WS' -- /bin/sh -c 'echo out; echo err >&2' 2>'$WS.err'"
+	[ "$status" -eq 0 ]
+	[ "$output" = "out" ]
+	grep -qx err "$WS.err"
+	rm -f "$WS.err"
+}
+
+@test "run: stdin is relayed through a pipe; --no-stdin gives /dev/null" {
+	run bash -c "printf 'a\nb\n' | '$WARDEN' run --workspace '$WS' -- /bin/sh -c 'wc -l; test -p /proc/self/fd/0 && echo pipe'"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "2" ]
+	[ "${lines[1]}" = "pipe" ]
+	run bash -c "echo x | '$WARDEN' run --no-stdin --workspace '$WS' -- /bin/sh -c 'cat; readlink /proc/self/fd/0'"
+	[ "$output" = "/dev/null" ]
+}
+
+@test "run: a missing program exits 127 with one line saying so" {
+	wrun -- no-such-program-xyz
+	[ "$status" -eq 127 ]
+	[[ "$output" == *"no-such-program-xyz: not found in the jail"* ]]
+	[ "${#lines[@]}" -eq 1 ]
+}
+
+@test "run: a program that is not executable exits 126" {
+	printf 'hello\n' > "$WS/notexec"
+	chmod 644 "$WS/notexec"
+	wrun -- "$WS/notexec"
+	[ "$status" -eq 126 ]
+	[[ "$output" == *"cannot execute"* ]]
+}
+
+@test "run: killed by a signal exits 128+N" {
+	# SIGSEGV from a real fault is forced, even on the namespace's pid 1
+	wrun -- /usr/bin/python3 -c 'import ctypes; ctypes.string_at(0)'
+	[ "$status" -eq 139 ]
+}
+
+@test "run: --timeout stops the program and exits 124" {
+	wrun --timeout 300ms --json "$WS.json" -- /bin/sleep 30
+	[ "$status" -eq 124 ]
+	[[ "$output" == *"timeout limit 300ms reached"* ]]
+	grep -q '"reason":"timeout"' <(tr -d ' \n' < "$WS.json")
+	rm -f "$WS.json"
+}
+
+@test "run: warden's own failure exits 125 with one line that says what to fix" {
+	wrun --profile no-such-profile -- /bin/true
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"no-such-profile"* ]]
+	wrun --memory lots -- /bin/true
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"--memory"*"512M"* ]]
+	run "$WARDEN" run --workspace /nonexistent-dir -- /bin/true
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"/nonexistent-dir"* ]]
+	run "$WARDEN" run --bogus -- /bin/true
+	[ "$status" -eq 125 ]
+	run "$WARDEN" run
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"no program given"* ]]
+}
+
+@test "run: --net proxy and the network profile are refused clearly until the proxy exists" {
+	wrun --net proxy -- /bin/true
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"not supported yet"* ]]
+	wrun --profile network -- /bin/true
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"not supported yet"* ]]
+	wrun --net none -- /bin/true
+	[ "$status" -eq 0 ]
+}
+
+@test "run: the workspace is the working directory, read-write, at the same path" {
+	wrun -- /bin/sh -c 'pwd; echo hi > made-inside'
+	[ "$status" -eq 0 ]
+	[ "$output" = "$WS" ]
+	[ "$(cat "$WS/made-inside")" = "hi" ]
+	[ "$(stat -c %u "$WS/made-inside")" = "$(id -u)" ]
+}
+
+@test "run: --profile strict makes the workspace read-only" {
+	wrun --profile strict -- /bin/sh -c 'echo x > f'
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Read-only file system"* ]]
+	[ ! -e "$WS/f" ]
+}
+
+@test "run: --policy FILE is used, and a broken one is reported with file:line:col" {
+	cat > "$WS.policy.json" <<-'J'
+	{
+	  "name": "tiny",
+	  "limits": { "pids": 8 }
+	}
+	J
+	wrun --policy "$WS.policy.json" --json "$WS.json" -- /bin/true
+	[ "$status" -eq 0 ]
+	printf '{\n  "name": "bad",\n  "limits": { "memroy": "1G" }\n}\n' > "$WS.policy.json"
+	wrun --policy "$WS.policy.json" -- /bin/true
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"$WS.policy.json:3:"*"memroy"* ]]
+	rm -f "$WS.policy.json" "$WS.json"
+}
+
+@test "run: the caller's environment does not reach the jail, env.pass and --env do" {
+	OPENAI_API_KEY=sk-secret LANG=C.UTF-8 run "$WARDEN" run --workspace "$WS" --env FOO=bar -- /usr/bin/env
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"sk-secret"* ]]
+	[[ "$output" != *"OPENAI_API_KEY"* ]]
+	[[ "$output" == *"FOO=bar"* ]]
+	[[ "$output" == *"LANG=C.UTF-8"* ]]
+	[[ "$output" == *"PATH=/usr/local/bin:/usr/bin:/bin"* ]]
+}
+
+@test "run: --json writes the summary with every documented key" {
+	wrun --json "$WS.json" -- /bin/sh -c 'exit 3'
+	[ "$status" -eq 3 ]
+	for k in exit_code signal reason wall_ms cpu_ms peak_memory_bytes denied_syscalls limits; do
+		grep -q "\"$k\"" "$WS.json" || { echo "missing $k"; cat "$WS.json"; false; }
+	done
+	grep -q '"reason": "exited"' "$WS.json"
+	grep -q '"exit_code": 3' "$WS.json"
+	rm -f "$WS.json"
+}
+
+@test "run: --memory stops a program that allocates past it (reason oom, or rlimit fallback)" {
+	wrun --memory 64M --json "$WS.json" -- /usr/bin/python3 -c 'b = bytearray(256 << 20); print(len(b))'
+	[ "$status" -ne 0 ]
+	[[ "$output" != *"268435456"* ]]
+	if grep -q '"memory": "cgroup' "$WS.json"; then
+		grep -q '"reason": "oom"' "$WS.json"
+	else
+		grep -q '"memory": "rlimit"' "$WS.json"
+		[[ "$output" == *"MemoryError"* ]]
+	fi
+	rm -f "$WS.json"
+}
+
+@test "run: --pids caps the number of processes" {
+	wrun --pids 8 -- /bin/sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 5 & done; wait'
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"fork"* || "$output" == *"Resource temporarily unavailable"* || "$output" == *"pids"* ]]
+}
+
+@test "run: --cpus throttles a busy program" {
+	if ! is_root; then skip_unless_works "no writable cpu cgroup as an unprivileged user"; fi
+	wrun --cpus 0.2 --timeout 1s --json "$WS.json" -- /bin/sh -c 'while :; do :; done'
+	[ "$status" -eq 124 ]
+	cpu=$(sed -n 's/.*"cpu_ms": \([0-9]*\).*/\1/p' "$WS.json")
+	# 0.2 CPU for ~1 s is ~200 ms of CPU; unthrottled it would be ~1000 ms
+	[ "$cpu" -lt 600 ]
+	rm -f "$WS.json"
+}
+
+@test "run: --cpu-time stops a busy program (reason cpu_time)" {
+	wrun --cpu-time 300ms --timeout 20s --json "$WS.json" -- /bin/sh -c 'while :; do :; done'
+	[ "$status" -ne 0 ]
+	[ "$status" -ne 124 ]
+	grep -q '"reason": "cpu_time"' "$WS.json"
+	rm -f "$WS.json"
+}
+
+@test "run: --output stops a flood at the limit, with warden's memory flat" {
+	wrun --output 64K --json "$WS.json" -- /bin/sh -c 'yes 0123456789abcdef'
+	[ "$status" -ne 0 ]
+	grep -q '"reason": "output"' "$WS.json"
+	grep -q '"output_bytes": 65536' "$WS.json"
+	rm -f "$WS.json"
+}
+
+@test "run: 1 GiB of output is relayed without warden growing past a few MiB" {
+	/usr/bin/time -f '%M' -o "$WS.rss" "$WARDEN" run --workspace "$WS" --output unlimited -- \
+		/bin/sh -c 'head -c 1073741824 /dev/zero' | wc -c > "$WS.count"
+	[ "$(cat "$WS.count")" -eq 1073741824 ]
+	rss_kb=$(tail -1 "$WS.rss")
+	echo "warden max RSS: $rss_kb KiB"
+	[ "$rss_kb" -lt 16384 ]
+	rm -f "$WS.rss" "$WS.count"
+}
+
+@test "run: --audit-log receives run_start, run_end and denied records" {
+	wrun --audit-log "$WS.log" -- /bin/sh -c 'true'
+	[ "$status" -eq 0 ]
+	grep -q '"event":"run_start"' "$WS.log"
+	grep -q '"event":"run_end"' "$WS.log"
+	rm -f "$WS.log"
+}
+
+@test "run: --help documents every option" {
+	run "$WARDEN" run --help
+	[ "$status" -eq 0 ]
+	for o in --profile --policy --workspace --memory --pids --cpus --timeout --net --audit-log --json; do
+		[[ "$output" == *"$o"* ]]
+	done
+}
+
+@test "run: / cannot be the workspace" {
+	run "$WARDEN" run --workspace / -- /bin/true
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"cannot be /"* ]]
+}

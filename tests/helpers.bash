@@ -1,0 +1,33 @@
+# Shared by tests/cli/*.bats and tests/security/*.bats.
+#   $WARDEN        the warden binary under test
+#   $WARDEN_PROBES the static security probes
+#   $WARDEN_UNPRIV 1 when this run is the unprivileged pass
+#   $WS            a fresh workspace per test (removed in teardown)
+WARDEN=${WARDEN:-$BATS_TEST_DIRNAME/../../build/warden}
+WARDEN_PROBES=${WARDEN_PROBES:-$BATS_TEST_DIRNAME/../../build/probes}
+WARDEN_TOP=${WARDEN_TOP:-$BATS_TEST_DIRNAME/../..}
+
+common_setup() {
+	WS=$(mktemp -d /tmp/warden-ws.XXXXXX)
+	AUDIT="$WS.audit.jsonl"
+	export WARDEN_AUDIT_LOG="$AUDIT"
+}
+
+common_teardown() {
+	rm -rf "$WS" "$AUDIT"
+}
+
+# skip, unless WARDEN_MUST_WORK=1 where a skip would hide a missing feature
+skip_unless_works() {
+	if [ "${WARDEN_MUST_WORK:-0}" = 1 ]; then
+		echo "required under WARDEN_MUST_WORK=1: $*" >&2
+		return 1
+	fi
+	skip "$*"
+}
+
+is_root() { [ "$(id -u)" = 0 ]; }
+
+# run warden in a jail with the workspace $WS; extra warden options first:
+#   wrun [--opt ...] -- prog args
+wrun() { run "$WARDEN" run --workspace "$WS" "$@"; }
