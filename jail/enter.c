@@ -217,6 +217,7 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 	if (read(sync, &go, 1) != 1 || go != SYNC_GO)
 		_exit(125);
 
+	wtiming("released");
 	/* 0. The cgroup namespace is created now, after the parent attached
 	 * us, so the jail sees its own group as "/". */
 	if (unshare(CLONE_NEWCGROUP) < 0) {
@@ -231,12 +232,15 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 		werr_set(&e, errno, "clearing supplementary groups");
 		child_fail(sync, SYNC_ERROR, &e);
 	}
+	wtiming("cgns+setsid");
 	/* 3-4 */
 	if (jail_mounts(spec, plan, &e) < 0)
 		child_fail(sync, SYNC_ERROR, &e);
+	wtiming("mounts");
 	/* 5 */
 	if (jail_net_lo_up(&e) < 0)
 		child_fail(sync, SYNC_ERROR, &e);
+	wtiming("lo up");
 	/* 6 */
 	{
 		const char *h = spec->hostname ? spec->hostname : "warden";
@@ -248,9 +252,11 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 	/* 7 */
 	if (child_rlimits(spec, &e) < 0)
 		child_fail(sync, SYNC_ERROR, &e);
+	wtiming("hostname+rlimit");
 	/* 8 */
 	if (child_fds(spec, &sync, &e) < 0)
 		child_fail(sync, SYNC_ERROR, &e);
+	wtiming("fds");
 	/* 9 */
 	if (jail_drop_caps(&e) < 0)
 		child_fail(sync, SYNC_ERROR, &e);
@@ -259,12 +265,15 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 		werr_set(&e, errno, "setting no_new_privs");
 		child_fail(sync, SYNC_ERROR, &e);
 	}
+	wtiming("caps+nnp");
 	/* 11 */
 	if (jail_landlock(spec, plan, &abi, &e) < 0)
 		child_fail(sync, SYNC_ERROR, &e);
+	wtiming("landlock");
 	/* 12: last, so the filter does not have to allow any setup step */
 	if (spec->filter && wfilter_load(spec->filter, &notify_fd, &e) < 0)
 		child_fail(sync, SYNC_ERROR, &e);
+	wtiming("seccomp load");
 	f.landlock_abi = abi;
 	{
 		char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
@@ -383,6 +392,7 @@ int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err)
 		ca.flags |= CLONE_INTO_CGROUP;
 		ca.cgroup = (uint64_t)wcg_clone_fd(spec->cg);
 	}
+	wtiming("plan+socket");
 	pid = syscall(SYS_clone3, &ca, sizeof(ca));
 	if (pid < 0) {
 		int e = errno;
@@ -407,12 +417,14 @@ int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err)
 	if (write_id_maps(out->pid, &plan, err) < 0 ||
 	    (spec->cg && wcg_attach(spec->cg, out->pid, err) < 0))
 		goto fail;
+	wtiming("clone+maps+attach");
 	if (write(sp[0], &(char){ SYNC_GO }, 1) != 1) {
 		werr_set(err, errno, "starting the jail");
 		goto fail;
 	}
 	if (read_report(sp[0], out, err) < 0)
 		goto fail;
+	wtiming("child ready+exec");
 	close(sp[0]);
 	jail_plan_free(&plan);
 	return 0;

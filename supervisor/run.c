@@ -430,6 +430,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	int ret = -1;
 	bool sig_blocked = false;
 
+	wtiming(NULL);
 	memset(res, 0, sizeof(*res));
 	res->reason = WR_ERROR;
 	res->exit_status = 125;
@@ -442,6 +443,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	                   : policy_load_profile(o->profile ? o->profile : "workspace", &pol, err) < 0)
 		return -1;
 	apply_overrides(pol, o);
+	wtiming("policy");
 	if (pol->net == WNET_PROXY) {
 		werr_set(err, 0, "policy %s: network mode \"proxy\" is not supported yet; use "
 		         "--net none or a profile whose network.mode is \"none\"", pol->name);
@@ -471,16 +473,21 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 
 	if (waudit_open(o->audit_log, &audit, err) < 0)
 		goto out;
+	wtiming("env+audit");
 
 	/* limits: a cgroup per jail (cgroups left by a SIGKILLed warden are
 	 * collected first), falling back to rlimits where none is writable */
 	wcg_gc();
+	wtiming("cgroup gc");
 	snprintf(cgname, sizeof(cgname), "warden-%d-%u", getpid(), run_counter++);
 	if (wcg_create(cgname, &pol->limits, &cg, err) < 0)
 		goto out;
+	wtiming("cgroup create");
 	wreaper_start(&reaper, cg);
+	wtiming("reaper");
 	if (wfilter_build(pol, &filter, err) < 0)
 		goto out;
+	wtiming("filter build");
 
 	if (pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0 ||
 	    (!o->no_stdin && pipe2(in_p, O_CLOEXEC) < 0)) {
@@ -540,6 +547,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 			goto out;
 		}
 	}
+	wtiming("jail start");
 	/* the jail holds its own copies now */
 	close(out_p[1]); out_p[1] = -1;
 	close(err_p[1]); err_p[1] = -1;
@@ -581,7 +589,9 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 		ep_add(l, l->in_dst, l->in_src_pollable ? 0 : EPOLLOUT, EV_IN_DST);
 	}
 
+	wtiming("loop setup");
 	loop_run(l);
+	wtiming("program ran");
 
 	/* reap pid 1; the kernel has already killed the rest of its namespace */
 	memset(&si, 0, sizeof(si));
@@ -674,6 +684,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 			wlog_warn("Landlock is unavailable on this kernel: mounts alone confine the filesystem");
 	}
 	json_object_put(summary);
+	wtiming("summary");
 	ret = 0;
 	goto out;
 
@@ -702,7 +713,9 @@ out:
 	if (sig_blocked)
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
 	wcg_destroy(cg);
+	wtiming("cgroup destroy");
 	wreaper_stop(&reaper);
+	wtiming("reaper stop");
 	if (filter)
 		seccomp_release(filter);
 	waudit_close(audit);

@@ -45,6 +45,10 @@ int write_file_str(const char *path, const char *s, struct werr *err);
 /* mkdir -p with mode; existing directories are fine. */
 int mkdir_p(const char *path, int mode, struct werr *err);
 
+/* WARDEN_TIMING=1: print how long since the previous call ("what" NULL
+ * only starts the clock).  For finding where start-up time goes. */
+void wtiming(const char *what);
+
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);
 char *xstrdup(const char *s);
