@@ -20,15 +20,16 @@ int jail_net_lo_up(struct werr *err)
 		werr_set(err, 0, "connecting to rtnetlink: %s", nl_geterror(r));
 		goto out;
 	}
-	if ((r = rtnl_link_get_kernel(sk, 0, "lo", &lo)) < 0) {
-		werr_set(err, 0, "finding lo: %s", nl_geterror(r));
-		goto out;
-	}
+	/* In a new network namespace lo is always ifindex 1 (it is registered
+	 * first); naming it directly saves an RTM_GETLINK round trip. */
+	lo = rtnl_link_alloc();
 	change = rtnl_link_alloc();
-	if (!change) {
+	if (!lo || !change) {
 		werr_set(err, ENOMEM, "rtnl_link_alloc");
 		goto out;
 	}
+	rtnl_link_set_ifindex(lo, 1);
+	rtnl_link_set_name(lo, "lo");
 	rtnl_link_set_flags(change, IFF_UP);
 	if ((r = rtnl_link_change(sk, lo, change, 0)) < 0) {
 		werr_set(err, 0, "bringing lo up: %s", nl_geterror(r));
