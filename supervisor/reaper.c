@@ -7,6 +7,17 @@
 
 #include "warden/reaper.h"
 
+/* Watchdogs that were still finishing when released; reaped later so that
+ * releasing never waits (it used to cost ~0.5 ms per run). */
+static pid_t pending[64];
+
+static void reap_pending(void)
+{
+	for (size_t i = 0; i < sizeof(pending) / sizeof(pending[0]); i++)
+		if (pending[i] > 0 && waitpid(pending[i], NULL, WNOHANG) != 0)
+			pending[i] = 0;
+}
+
 void wreaper_start(struct wreaper *r, struct wcg *cg)
 {
 	int p[2];
@@ -14,6 +25,7 @@ void wreaper_start(struct wreaper *r, struct wcg *cg)
 
 	r->pid = 0;
 	r->fd = -1;
+	reap_pending();
 	if (!wcg_has_groups(cg) || pipe2(p, O_CLOEXEC) < 0)
 		return;
 	r->pid = fork();
@@ -55,8 +67,18 @@ void wreaper_stop(struct wreaper *r)
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
-	if (r->pid > 0)
-		while (waitpid(r->pid, NULL, 0) < 0 && errno == EINTR)
-			;
+	reap_pending();
+	if (r->pid > 0 && waitpid(r->pid, NULL, WNOHANG) == 0) {
+		size_t i;
+		for (i = 0; i < sizeof(pending) / sizeof(pending[0]); i++)
+			if (pending[i] <= 0) {
+				pending[i] = r->pid;
+				break;
+			}
+		/* more than 64 still exiting: wait for this one */
+		if (i == sizeof(pending) / sizeof(pending[0]))
+			while (waitpid(r->pid, NULL, 0) < 0 && errno == EINTR)
+				;
+	}
 	r->pid = 0;
 }

@@ -15,7 +15,8 @@ struct wreaper { pid_t pid; int fd; };
 
 /* Start it when cg has directories; else a no-op (pid 0). */
 void wreaper_start(struct wreaper *r, struct wcg *cg);
-/* After warden removed the groups itself: release and reap the watchdog. */
+/* After warden removed the groups itself: release the watchdog.  Never
+ * waits for it; one still exiting is reaped by a later start/stop. */
 void wreaper_stop(struct wreaper *r);
 
 #endif
