@@ -2,8 +2,10 @@
 # make demo: a hostile program in a jail, then the audit of what it tried.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-W="$top/${BUILD:-build}/warden"
-tmp=$(mktemp -d /tmp/warden-demo.XXXXXX)
+W=${WARDEN:-"$top/${BUILD:-build}/warden"}
+# not under /tmp: inside the jail /tmp is a private tmpfs, so "../" would
+# land there; under /var/tmp the parent is the jail's read-only root
+tmp=$(mktemp -d /var/tmp/warden-demo.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 ws="$tmp/project"
 mkdir -p "$ws" "$tmp/home/.ssh"

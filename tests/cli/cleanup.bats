@@ -1,0 +1,62 @@
+#!/usr/bin/env bats
+# G13: when a run ends, for any reason, nothing of it survives: no process,
+# no cgroup, no mount.  Even when warden itself is killed with SIGKILL.
+load ../helpers
+
+setup() { common_setup; }
+teardown() { common_teardown; }
+
+# processes whose command line carries this run's unique token
+token_procs() { pgrep -f "$1" || true; }
+
+cgroup_leftovers() { # groups named after a given warden pid
+	find /sys/fs/cgroup -maxdepth 4 -type d -name "warden-$1-*" 2>/dev/null || true
+}
+
+wait_for_file() {
+	for _ in $(seq 100); do [ -e "$1" ] && return 0; sleep 0.05; done
+	return 1
+}
+
+@test "cleanup: daemons started by the program do not outlive the run" {
+	tok="warden-daemon-$$-$RANDOM"
+	wrun -- /bin/bash -c "(setsid bash -c 'exec -a $tok sleep 600' &) ; (bash -c 'exec -a $tok sleep 600' &) ; sleep 0.2; echo started"
+	[ "$status" -eq 0 ]
+	[ "$output" = "started" ]
+	sleep 0.2
+	[ -z "$(token_procs "$tok")" ]
+}
+
+@test "cleanup: SIGKILL of warden kills the jail and removes its cgroups" {
+	tok="warden-sigkill-$$-$RANDOM"
+	"$WARDEN" run --workspace "$WS" -- /bin/bash -c "touch ready; (exec -a $tok sleep 600 &) ; exec -a $tok sleep 600" &
+	wpid=$!
+	wait_for_file "$WS/ready"
+	[ -n "$(token_procs "$tok")" ]
+	if is_root; then [ -n "$(cgroup_leftovers "$wpid")" ]; fi
+	kill -9 "$wpid"
+	wait "$wpid" || true
+	for _ in $(seq 40); do
+		[ -z "$(token_procs "$tok")" ] && [ -z "$(cgroup_leftovers "$wpid")" ] && break
+		sleep 0.05
+	done
+	[ -z "$(token_procs "$tok")" ]
+	[ -z "$(cgroup_leftovers "$wpid")" ]
+}
+
+@test "cleanup: a normal run leaves no cgroup and no mount on the host" {
+	before=$(wc -l < /proc/self/mountinfo)
+	"$WARDEN" run --workspace "$WS" -- /bin/true &
+	wpid=$!
+	wait "$wpid"
+	[ -z "$(cgroup_leftovers "$wpid")" ]
+	[ "$(wc -l < /proc/self/mountinfo)" -eq "$before" ]
+}
+
+@test "cleanup: a timed-out run leaves no process behind" {
+	tok="warden-timeout-$$-$RANDOM"
+	wrun --timeout 300ms -- /bin/bash -c "(exec -a $tok sleep 600 &) ; exec -a $tok sleep 600"
+	[ "$status" -eq 124 ]
+	sleep 0.1
+	[ -z "$(token_procs "$tok")" ]
+}
