@@ -1,0 +1,524 @@
+/* The jail's syscall filter: an allowlist built with libseccomp from the
+ * policy (contract and actions: include/warden/filter.h).
+ *
+ * Shape of the filter
+ *   default action    the policy's deny action: NOTIFY (errno + audit),
+ *                     ERRNO(EPERM) (errno, no audit) or KILL_PROCESS (kill)
+ *   bad architecture  KILL_PROCESS: only x86_64 is in the filter, so i386
+ *                     (int $0x80) and x32 (nr | 0x40000000) calls die
+ *   ALLOW rules       wfilter_allowlist[], some with argument conditions
+ *   clone3            ERRNO(ENOSYS): glibc falls back to clone(), whose
+ *                     flags a filter can read (clone3's live in memory)
+ *
+ * Why the deny action is the *default* action, and the denied-with-a-reason
+ * syscalls (forbidden[]) get no rule of their own: libseccomp refuses a rule
+ * whose action equals the default (-EACCES), and it is not needed: anything
+ * without an ALLOW rule reaches the default, so ptrace & co. are denied and
+ * audited like every other unlisted call.  libseccomp 2.5.4 accepts
+ * SCMP_ACT_NOTIFY as the default action: seccomp_load() then asks the kernel
+ * for a listener (SECCOMP_FILTER_FLAG_NEW_LISTENER) and seccomp_notify_fd()
+ * returns it.  forbidden[] is the list of calls the policy may never add.
+ *
+ * Argument conditions are all ALLOW rules (what does not match falls to the
+ * default action, so it is denied and audited).  Arguments the kernel reads
+ * as 32-bit (int, unsigned int) are compared under a 0xffffffff mask: a
+ * 64-bit compare could be dodged with junk in the upper half (the flatpak
+ * TIOCSTI bug, CVE-2019-10063), while for an ALLOW rule ignoring bits the
+ * kernel ignores is exact.  libseccomp cannot combine an unconditional ALLOW
+ * with a conditional deny on the same syscall (the ALLOW silently wins), so
+ * "ioctl except TIOCSTI/TIOCLINUX" is written as a set of ALLOW rules that
+ * covers every other 32-bit command (allow_arg32_except()).
+ *
+ * Smaller decisions
+ *   - clone3's ENOSYS is not audited: glibc tries it on every fork and
+ *     pthread_create, so auditing it would only be noise.
+ *   - sethostname/setdomainname are not listed (harmless in the jail's UTS
+ *     namespace, but nothing needs them); allow_extra may add them.
+ *   - personality: query, PER_LINUX, PER_LINUX32 only; prlimit64: pid 0.
+ *   - names the installed libseccomp does not know are skipped (they stay
+ *     denied); allow_extra/deny_extra names it does not know are errors.
+ *   - allow_extra naming an allowlisted call keeps its argument conditions;
+ *     a name in both allow_extra and deny_extra is denied. */
+#include <errno.h>
+#include <linux/netlink.h>
+#include <sched.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/socket.h>
+
+#include "warden/cmd.h"
+#include "warden/filter.h"
+#include "warden/util.h"
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef TIOCLINUX
+#define TIOCLINUX 0x541C
+#endif
+
+#define MASK32 0xffffffffULL
+
+/* Namespace flags clone() may not carry.  CLONE_NEWTIME shares its bit with
+ * the exit signal byte of clone() (signals are < 65, so bit 7 is never a
+ * legitimate part of it): masking it costs nothing. */
+#define CLONE_NS_FLAGS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | \
+                        CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_NEWTIME)
+
+/* The built-in allowlist, sorted.  Names the installed libseccomp does not
+ * know are skipped when the filter is built (they stay denied: the safe
+ * direction).  Entries marked (*) carry argument conditions, see specials[]. */
+const char *const wfilter_allowlist[] = {
+	"accept", "accept4", "access", "alarm", "arch_prctl", "bind",
+	"brk", "capget", "capset", "chdir", "chmod", "chown", "clock_getres",
+	"clock_gettime", "clock_nanosleep",
+	"clone",                     /* (*) no namespace flags */
+	"close", "close_range", "connect", "copy_file_range", "creat", "dup",
+	"dup2", "dup3", "epoll_create", "epoll_create1", "epoll_ctl",
+	"epoll_pwait", "epoll_pwait2", "epoll_wait", "eventfd", "eventfd2",
+	"execve", "execveat", "exit", "exit_group", "faccessat", "faccessat2",
+	"fadvise64", "fallocate", "fchdir", "fchmod", "fchmodat", "fchmodat2",
+	"fchown", "fchownat", "fcntl", "fdatasync", "fgetxattr", "flistxattr",
+	"flock", "fork", "fremovexattr", "fsetxattr", "fstat", "fstatfs", "fsync",
+	"ftruncate", "futex", "futex_waitv", "futimesat", "get_mempolicy",
+	"getcpu", "getcwd", "getdents", "getdents64", "getegid", "geteuid",
+	"getgid", "getgroups", "getitimer", "getpeername", "getpgid", "getpgrp",
+	"getpid", "getppid", "getpriority", "getrandom", "getresgid", "getresuid",
+	"getrlimit", "getrusage", "getsid", "getsockname", "getsockopt", "gettid",
+	"gettimeofday", "getuid", "getxattr", "inotify_add_watch", "inotify_init",
+	"inotify_init1", "inotify_rm_watch", "io_cancel", "io_destroy",
+	"io_getevents", "io_pgetevents", "io_setup", "io_submit",
+	"ioctl",                     /* (*) not TIOCSTI, TIOCLINUX */
+	"ioprio_get", "ioprio_set", "kill", "landlock_add_rule",
+	"landlock_create_ruleset", "landlock_restrict_self", "lchown",
+	"lgetxattr", "link", "linkat", "listen", "listxattr", "llistxattr",
+	"lremovexattr", "lseek", "lsetxattr", "lstat", "madvise", "map_shadow_stack",
+	"mbind", "membarrier", "memfd_create", "mincore", "mkdir", "mkdirat",
+	"mknod", "mknodat", "mlock", "mlock2", "mlockall", "mmap", "mprotect",
+	"mq_getsetattr", "mq_notify", "mq_open", "mq_timedreceive",
+	"mq_timedsend", "mq_unlink", "mremap", "msgctl", "msgget", "msgrcv",
+	"msgsnd", "msync", "munlock", "munlockall", "munmap", "nanosleep",
+	"newfstatat", "open", "openat", "openat2", "pause",
+	"personality",               /* (*) query, PER_LINUX, PER_LINUX32 only */
+	"pidfd_open", "pidfd_send_signal", "pipe", "pipe2", "pkey_alloc",
+	"pkey_free", "pkey_mprotect", "poll", "ppoll", "prctl", "pread64",
+	"preadv", "preadv2",
+	"prlimit64",                 /* (*) own process only (pid 0) */
+	"pselect6", "pwrite64", "pwritev", "pwritev2", "read", "readahead",
+	"readlink", "readlinkat", "readv", "recvfrom", "recvmmsg", "recvmsg",
+	"remap_file_pages", "removexattr", "rename", "renameat", "renameat2",
+	"restart_syscall", "rmdir", "rseq", "rt_sigaction", "rt_sigpending",
+	"rt_sigprocmask", "rt_sigqueueinfo", "rt_sigreturn", "rt_sigsuspend",
+	"rt_sigtimedwait", "rt_tgsigqueueinfo", "sched_get_priority_max",
+	"sched_get_priority_min", "sched_getaffinity", "sched_getattr",
+	"sched_getparam", "sched_getscheduler", "sched_rr_get_interval",
+	"sched_setaffinity", "sched_setattr", "sched_setparam",
+	"sched_setscheduler", "sched_yield", "seccomp", "select", "semctl",
+	"semget", "semop", "semtimedop", "sendfile", "sendmmsg", "sendmsg",
+	"sendto", "set_mempolicy", "set_robust_list", "set_tid_address",
+	"setfsgid", "setfsuid", "setgid", "setgroups", "setitimer", "setpgid",
+	"setpriority", "setregid", "setresgid", "setresuid", "setreuid",
+	"setrlimit", "setsid", "setsockopt", "setuid", "setxattr", "shmat",
+	"shmctl", "shmdt", "shmget", "shutdown", "sigaltstack", "signalfd",
+	"signalfd4",
+	"socket",                    /* (*) AF_UNIX, AF_INET, AF_INET6, NETLINK_ROUTE */
+	"socketpair",                /* (*) AF_UNIX */
+	"splice", "stat", "statfs", "statx", "symlink", "symlinkat", "sync",
+	"sync_file_range", "syncfs", "sysinfo", "tee", "tgkill", "time",
+	"timer_create", "timer_delete", "timer_getoverrun", "timer_gettime",
+	"timer_settime", "timerfd_create", "timerfd_gettime", "timerfd_settime",
+	"times", "tkill", "truncate", "umask", "uname", "unlink", "unlinkat",
+	"utime", "utimensat", "utimes", "vfork", "vmsplice", "wait4", "waitid",
+	"write", "writev",
+};
+const size_t wfilter_allowlist_n = ARRAY_SIZE(wfilter_allowlist);
+
+/* Never allowed, whatever the policy says.  None gets a rule: they reach the
+ * default (deny) action and are audited with everything else unlisted. */
+static const struct { const char *name, *why; } forbidden[] = {
+	{ "_sysctl",            "kernel tunables" },
+	{ "acct",               "host accounting" },
+	{ "add_key",            "kernel keyrings are not namespaced" },
+	{ "adjtimex",           "host clock" },
+	{ "bpf",                "eBPF is kernel attack surface" },
+	{ "chroot",             "filesystem escapes" },
+	{ "clock_adjtime",      "host clock" },
+	{ "clock_settime",      "host clock" },
+	{ "clone3",             "flags cannot be inspected (answered ENOSYS)" },
+	{ "create_module",      "kernel modules" },
+	{ "delete_module",      "kernel modules" },
+	{ "fanotify_init",      "watches other processes' file access" },
+	{ "finit_module",       "kernel modules" },
+	{ "fsconfig",           "mount API" },
+	{ "fsmount",            "mount API" },
+	{ "fsopen",             "mount API" },
+	{ "fspick",             "mount API" },
+	{ "get_kernel_syms",    "kernel modules" },
+	{ "init_module",        "kernel modules" },
+	{ "io_uring_enter",     "io_uring bypasses the syscall filter" },
+	{ "io_uring_register",  "io_uring bypasses the syscall filter" },
+	{ "io_uring_setup",     "io_uring bypasses the syscall filter" },
+	{ "ioperm",             "I/O ports" },
+	{ "iopl",               "I/O ports" },
+	{ "kcmp",               "compares other processes' kernel objects" },
+	{ "kexec_file_load",    "replaces the kernel" },
+	{ "kexec_load",         "replaces the kernel" },
+	{ "keyctl",             "kernel keyrings are not namespaced" },
+	{ "listmount",          "mount API" },
+	{ "lookup_dcookie",     "kernel profiling" },
+	{ "lsm_set_self_attr",  "LSM state" },
+	{ "mount",              "mount API" },
+	{ "mount_setattr",      "mount API" },
+	{ "move_mount",         "mount API" },
+	{ "name_to_handle_at",  "file handles bypass path checks" },
+	{ "nfsservctl",         "kernel NFS server" },
+	{ "open_by_handle_at",  "file handles bypass path checks (shocker)" },
+	{ "open_tree",          "mount API" },
+	{ "open_tree_attr",     "mount API" },
+	{ "perf_event_open",    "kernel attack surface, side channels" },
+	{ "pidfd_getfd",        "steals another process's fds" },
+	{ "pivot_root",         "mount API" },
+	{ "process_madvise",    "acts on another process's memory" },
+	{ "process_vm_readv",   "reads another process's memory" },
+	{ "process_vm_writev",  "writes another process's memory" },
+	{ "ptrace",             "controls other processes" },
+	{ "query_module",       "kernel modules" },
+	{ "quotactl",           "host quotas" },
+	{ "quotactl_fd",        "host quotas" },
+	{ "reboot",             "host power" },
+	{ "request_key",        "kernel keyrings are not namespaced" },
+	{ "setns",              "namespace changes" },
+	{ "settimeofday",       "host clock" },
+	{ "statmount",          "mount API" },
+	{ "stime",              "host clock" },
+	{ "swapoff",            "host swap" },
+	{ "swapon",             "host swap" },
+	{ "syslog",             "kernel log" },
+	{ "sysfs",              "obsolete" },
+	{ "umount2",            "mount API" },
+	{ "unshare",            "namespace changes" },
+	{ "uselib",             "obsolete" },
+	{ "userfaultfd",        "kernel race exploitation aid" },
+	{ "vhangup",            "terminals" },
+};
+
+static const char *forbidden_why(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(forbidden); i++)
+		if (strcmp(forbidden[i].name, name) == 0)
+			return forbidden[i].why;
+	return NULL;
+}
+
+bool wfilter_is_forbidden(const char *name)
+{
+	return name && forbidden_why(name) != NULL;
+}
+
+static bool strv_has(const struct wstrv *v, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < v->n; i++)
+		if (v->v[i] && strcmp(v->v[i], s) == 0)
+			return true;
+	return false;
+}
+
+static bool in_allowlist(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < wfilter_allowlist_n; i++)
+		if (strcmp(wfilter_allowlist[i], name) == 0)
+			return true;
+	return false;
+}
+
+static int add_rule(scmp_filter_ctx ctx, uint32_t action, int nr, const char *name,
+                    unsigned n, const struct scmp_arg_cmp *cmp, struct werr *err)
+{
+	int rc = seccomp_rule_add_array(ctx, action, nr, n, cmp);
+
+	if (rc < 0)
+		return werr_set(err, -rc, "seccomp rule for %s", name);
+	return 0;
+}
+
+/* ALLOW when the low 32 bits of argument `arg` are none of excl[].  Bits on
+ * which all excluded values agree: a value differing there is allowed (one
+ * rule per bit).  The few bits where they disagree (d of them): every
+ * pattern of those bits that no excluded value has is allowed (2^d - n
+ * rules).  A value passing neither test agrees with some excluded value on
+ * every bit, i.e. is excluded; every other value passes one of them. */
+static int allow_arg32_except(scmp_filter_ctx ctx, int nr, const char *name,
+                              unsigned arg, const uint32_t *excl, size_t n,
+                              struct werr *err)
+{
+	uint32_t agree = 0xffffffffu, diff, v, bit;
+	struct scmp_arg_cmp c;
+	size_t i;
+	bool hit;
+
+	for (i = 1; i < n; i++)
+		agree &= ~(excl[i] ^ excl[0]);
+	diff = ~agree;
+	if (__builtin_popcount(diff) > 4)   /* 2^d rules: keep the sets small */
+		return werr_set(err, EINVAL, "%s: excluded values too far apart", name);
+
+	for (bit = 1; bit; bit <<= 1) {
+		if (!(agree & bit))
+			continue;
+		c = (struct scmp_arg_cmp){ arg, SCMP_CMP_MASKED_EQ, bit, ~excl[0] & bit };
+		if (add_rule(ctx, SCMP_ACT_ALLOW, nr, name, 1, &c, err) < 0)
+			return -1;
+	}
+	for (v = diff;; v = (v - 1) & diff) {       /* every subset of diff */
+		for (hit = false, i = 0; i < n; i++)
+			hit |= (excl[i] & diff) == v;
+		if (!hit) {
+			c = (struct scmp_arg_cmp){ arg, SCMP_CMP_MASKED_EQ, diff, v };
+			if (add_rule(ctx, SCMP_ACT_ALLOW, nr, name, 1, &c, err) < 0)
+				return -1;
+		}
+		if (v == 0)
+			break;
+	}
+	return 0;
+}
+
+/* ALLOW when the low 32 bits of argument `arg` equal one of vals[]. */
+static int allow_arg32_in(scmp_filter_ctx ctx, int nr, const char *name, unsigned arg,
+                          const uint32_t *vals, size_t n, struct werr *err)
+{
+	struct scmp_arg_cmp c;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		c = (struct scmp_arg_cmp){ arg, SCMP_CMP_MASKED_EQ, MASK32, vals[i] };
+		if (add_rule(ctx, SCMP_ACT_ALLOW, nr, name, 1, &c, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* clone(flags, ...): threads and fork-like children, no new namespaces.
+ * flags is a full unsigned long on x86_64, so compare all 64 bits. */
+static int rule_clone(scmp_filter_ctx ctx, int nr, struct werr *err)
+{
+	struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NS_FLAGS, 0);
+
+	return add_rule(ctx, SCMP_ACT_ALLOW, nr, "clone", 1, &c, err);
+}
+
+/* socket(domain, type, protocol): local and IP sockets (the network
+ * namespace isolates them), and netlink only for NETLINK_ROUTE (getaddrinfo,
+ * getifaddrs); other netlink families (netfilter, audit, uevent...) are
+ * kernel attack surface that no general program needs. */
+static int rule_socket(scmp_filter_ctx ctx, int nr, struct werr *err)
+{
+	static const uint32_t ok[] = { AF_UNIX, AF_INET, AF_INET6 };
+	struct scmp_arg_cmp nl[2] = {
+		SCMP_A0(SCMP_CMP_MASKED_EQ, MASK32, AF_NETLINK),
+		SCMP_A2(SCMP_CMP_MASKED_EQ, MASK32, NETLINK_ROUTE),
+	};
+
+	if (allow_arg32_in(ctx, nr, "socket", 0, ok, ARRAY_SIZE(ok), err) < 0)
+		return -1;
+	return add_rule(ctx, SCMP_ACT_ALLOW, nr, "socket", 2, nl, err);
+}
+
+static int rule_socketpair(scmp_filter_ctx ctx, int nr, struct werr *err)
+{
+	static const uint32_t ok[] = { AF_UNIX };
+
+	return allow_arg32_in(ctx, nr, "socketpair", 0, ok, ARRAY_SIZE(ok), err);
+}
+
+/* ioctl(fd, cmd, ...): cmd is an unsigned int.  TIOCSTI pushes input into
+ * a terminal, TIOCLINUX (selection/paste) does the same on a VT.  The jail
+ * has no terminal; this is defence in depth. */
+static int rule_ioctl(scmp_filter_ctx ctx, int nr, struct werr *err)
+{
+	static const uint32_t bad[] = { TIOCSTI, TIOCLINUX };
+
+	return allow_arg32_except(ctx, nr, "ioctl", 1, bad, ARRAY_SIZE(bad), err);
+}
+
+/* prlimit64(pid, ...): only on the calling process (pid 0, what glibc's
+ * getrlimit/setrlimit pass).  pid_t is 32-bit. */
+static int rule_prlimit64(scmp_filter_ctx ctx, int nr, struct werr *err)
+{
+	static const uint32_t ok[] = { 0 };
+
+	return allow_arg32_in(ctx, nr, "prlimit64", 0, ok, ARRAY_SIZE(ok), err);
+}
+
+/* personality(persona): the query (0xffffffff), PER_LINUX, PER_LINUX32
+ * (`linux32` for builds).  Not READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE, ... */
+static int rule_personality(scmp_filter_ctx ctx, int nr, struct werr *err)
+{
+	static const uint32_t ok[] = { 0xffffffffu, PER_LINUX, PER_LINUX32 };
+
+	return allow_arg32_in(ctx, nr, "personality", 0, ok, ARRAY_SIZE(ok), err);
+}
+
+static const struct {
+	const char *name;
+	int (*add)(scmp_filter_ctx ctx, int nr, struct werr *err);
+} specials[] = {
+	{ "clone",       rule_clone },
+	{ "ioctl",       rule_ioctl },
+	{ "personality", rule_personality },
+	{ "prlimit64",   rule_prlimit64 },
+	{ "socket",      rule_socket },
+	{ "socketpair",  rule_socketpair },
+};
+
+static int allow_name(scmp_filter_ctx ctx, const char *name, struct werr *err)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+	size_t i;
+
+	if (nr < 0)     /* unknown to this libseccomp, or not on x86_64 */
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(specials); i++)
+		if (strcmp(specials[i].name, name) == 0)
+			return specials[i].add(ctx, nr, err);
+	return add_rule(ctx, SCMP_ACT_ALLOW, nr, name, 0, NULL, err);
+}
+
+/* Every name in allow_extra/deny_extra must be a syscall; allow_extra may
+ * not name a forbidden one.  Typos are errors, not silent no-ops. */
+static int check_names(const struct wpolicy *p, struct werr *err)
+{
+	const char *why;
+	size_t i;
+
+	for (i = 0; i < p->allow_extra.n; i++) {
+		const char *s = p->allow_extra.v[i];
+
+		if ((why = forbidden_why(s)))
+			return werr_set(err, 0, "syscalls.allow_extra: \"%s\" can never be "
+			                "allowed (%s)", s, why);
+		if (seccomp_syscall_resolve_name(s) == __NR_SCMP_ERROR)
+			return werr_set(err, 0, "syscalls.allow_extra: unknown syscall \"%s\"", s);
+	}
+	for (i = 0; i < p->deny_extra.n; i++) {
+		const char *s = p->deny_extra.v[i];
+
+		if (!forbidden_why(s) && seccomp_syscall_resolve_name(s) == __NR_SCMP_ERROR)
+			return werr_set(err, 0, "syscalls.deny_extra: unknown syscall \"%s\"", s);
+	}
+	return 0;
+}
+
+static void ctx_release(scmp_filter_ctx *ctx)
+{
+	if (*ctx)
+		seccomp_release(*ctx);
+}
+#define _cleanup_filter_ __attribute__((cleanup(ctx_release)))
+
+static int set_attr(scmp_filter_ctx ctx, enum scmp_filter_attr a, uint32_t v,
+                    const char *what, struct werr *err)
+{
+	int rc = seccomp_attr_set(ctx, a, v);
+
+	if (rc < 0)
+		return werr_set(err, -rc, "seccomp filter attribute %s", what);
+	return 0;
+}
+
+int wfilter_build(const struct wpolicy *p, scmp_filter_ctx *out, struct werr *err)
+{
+	_cleanup_filter_ scmp_filter_ctx ctx = NULL;
+	uint32_t deny;
+	size_t i;
+
+	*out = NULL;
+	if (!p)
+		return werr_set(err, EINVAL, "building the syscall filter: no policy");
+	if (check_names(p, err) < 0)
+		return -1;
+
+	if (p->deny_action == WDENY_KILL)
+		deny = SCMP_ACT_KILL_PROCESS;
+	else if (p->audit)
+		deny = SCMP_ACT_NOTIFY;
+	else
+		deny = SCMP_ACT_ERRNO(EPERM);
+	ctx = seccomp_init(deny);
+	if (!ctx && deny == SCMP_ACT_NOTIFY) {
+		/* seccomp_init() checks the kernel: no user notification (< 5.0) */
+		wlog_warn("this kernel has no seccomp user notification: denied "
+		          "syscalls fail with EPERM but are not audited");
+		ctx = seccomp_init(deny = SCMP_ACT_ERRNO(EPERM));
+	}
+	if (!ctx)
+		return werr_set(err, 0, "building the syscall filter: seccomp_init failed "
+		                "(is seccomp enabled in this kernel?)");
+
+	if (set_attr(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS, "badarch", err) < 0 ||
+	    set_attr(ctx, SCMP_FLTATR_CTL_NNP, 0, "nnp", err) < 0 ||   /* the jail sets it */
+	    set_attr(ctx, SCMP_FLTATR_CTL_TSYNC, 0, "tsync", err) < 0 ||
+	    set_attr(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2, "optimize", err) < 0)
+		return -1;
+	/* raw kernel errors from seccomp_load() instead of ECANCELED (>= 2.5) */
+	(void)seccomp_attr_set(ctx, SCMP_FLTATR_API_SYSRAWRC, 1);
+
+	if (add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), "clone3", 0, NULL, err) < 0)
+		return -1;
+	for (i = 0; i < wfilter_allowlist_n; i++) {
+		if (strv_has(&p->deny_extra, wfilter_allowlist[i]))
+			continue;
+		if (allow_name(ctx, wfilter_allowlist[i], err) < 0)
+			return -1;
+	}
+	/* deny_extra wins over allow_extra; names already in the allowlist keep
+	 * their argument conditions */
+	for (i = 0; i < p->allow_extra.n; i++) {
+		const char *s = p->allow_extra.v[i];
+
+		if (in_allowlist(s) || strv_has(&p->deny_extra, s))
+			continue;
+		if (allow_name(ctx, s, err) < 0)
+			return -1;
+	}
+	*out = steal_pointer(&ctx);
+	return 0;
+}
+
+/* The listener fd: libseccomp 2.5.4 keeps it in per-process state (it asks
+ * for one listener per process), never closes it (not in seccomp_release()
+ * either), and the kernel creates it O_CLOEXEC.  So the fd is handed over
+ * as is, no dup: the caller owns it, sends it to the supervisor and closes
+ * it; even if it forgot, execve would close it, so the jailed program can
+ * never answer its own notifications.  The fd is only valid after the
+ * first NOTIFY filter of the process is loaded, which is this one. */
+int wfilter_load(scmp_filter_ctx ctx, int *notify_fd, struct werr *err)
+{
+	uint32_t def = 0;
+	int rc, fd;
+
+	*notify_fd = -1;
+	if (!ctx)
+		return werr_set(err, EINVAL, "loading the syscall filter: no filter");
+	rc = seccomp_load(ctx);
+	if (rc < 0)
+		return werr_set(err, -rc, "loading the syscall filter");
+	rc = seccomp_attr_get(ctx, SCMP_FLTATR_ACT_DEFAULT, &def);
+	if (rc < 0)
+		return werr_set(err, -rc, "reading the syscall filter's default action");
+	if (def == SCMP_ACT_NOTIFY) {
+		fd = seccomp_notify_fd(ctx);
+		if (fd < 0)
+			return werr_set(err, -fd, "the syscall filter has no listener fd");
+		*notify_fd = fd;
+	}
+	return 0;
+}
