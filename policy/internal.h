@@ -115,6 +115,9 @@ int wvar_read(const char *s, size_t *i, enum wvar *var, char **bad);
 char *wprofile_user_dir(void);
 
 /* strv.c */
+/* parse.c: the string-vector field an enum wfield value names, or NULL. */
+struct wstrv *policy_strv_field(struct wpolicy *p, int f);
+
 void wstrv_move(struct wstrv *dst, struct wstrv *src);
 void wstrv_remove_at(struct wstrv *s, size_t i);
 

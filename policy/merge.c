@@ -74,21 +74,6 @@ void wpolicy_defaults(struct wpolicy *p)
 	p->workspace_writable = true;
 }
 
-static struct wstrv *strv_of(struct wpolicy *p, int f)
-{
-	switch (f) {
-	case F_READ_ONLY:   return &p->read_only;
-	case F_READ_WRITE:  return &p->read_write;
-	case F_OPTIONAL:    return &p->optional;
-	case F_HIDE:        return &p->hide;
-	case F_NET_ALLOW:   return &p->net_allow;
-	case F_ALLOW_EXTRA: return &p->allow_extra;
-	case F_DENY_EXTRA:  return &p->deny_extra;
-	case F_ENV_PASS:    return &p->env_pass;
-	default:            return NULL;
-	}
-}
-
 static void free_tmpfs(struct wpolicy *p)
 {
 	size_t i;
@@ -103,10 +88,10 @@ static void free_tmpfs(struct wpolicy *p)
 /* base.f = child.f, moving ownership. */
 static void take_field(struct wpolicy *base, struct wpolicy *child, int f)
 {
-	struct wstrv *v = strv_of(base, f);
+	struct wstrv *v = policy_strv_field(base, f);
 
 	if (v) {
-		wstrv_move(v, strv_of(child, f));
+		wstrv_move(v, policy_strv_field(child, f));
 		return;
 	}
 	switch (f) {
@@ -145,18 +130,18 @@ static const char *const cat_key[C__N] = { "read_only", "read_write", "tmpfs", "
 
 static size_t cat_n(struct wpolicy *p, int c)
 {
-	return c == C_TMPFS ? p->n_tmpfs : strv_of(p, cat_field[c])->n;
+	return c == C_TMPFS ? p->n_tmpfs : policy_strv_field(p, cat_field[c])->n;
 }
 
 static const char *cat_get(struct wpolicy *p, int c, size_t i)
 {
-	return c == C_TMPFS ? p->tmpfs[i].path : strv_of(p, cat_field[c])->v[i];
+	return c == C_TMPFS ? p->tmpfs[i].path : policy_strv_field(p, cat_field[c])->v[i];
 }
 
 static void cat_remove(struct wpolicy *p, int c, size_t i)
 {
 	if (c != C_TMPFS) {
-		wstrv_remove_at(strv_of(p, cat_field[c]), i);
+		wstrv_remove_at(policy_strv_field(p, cat_field[c]), i);
 		return;
 	}
 	free(p->tmpfs[i].path);

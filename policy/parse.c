@@ -182,7 +182,8 @@ static const char *type_name(json_object *v)
 	return "something else";
 }
 
-static struct wstrv *strv_field(struct wpolicy *p, int f)
+/* The string-vector field that enum wfield f names, or NULL. */
+struct wstrv *policy_strv_field(struct wpolicy *p, int f)
 {
 	switch (f) {
 	case F_READ_ONLY:   return &p->read_only;
@@ -416,7 +417,7 @@ static const char *elem_str(struct pctx *c, const struct keydef *k, const char *
 
 static int read_paths(struct pctx *c, const struct keydef *k, const char *path, json_object *v)
 {
-	struct wstrv *out = strv_field(c->p, k->field);
+	struct wstrv *out = policy_strv_field(c->p, k->field);
 	size_t i, n;
 
 	if (expect_array(c, k, path, v) < 0)
@@ -798,7 +799,7 @@ static const char *forbidden_reason(const char *name)
 static int read_syscalls(struct pctx *c, const struct keydef *k, const char *path,
                          json_object *v)
 {
-	struct wstrv *out = strv_field(c->p, k->field);
+	struct wstrv *out = policy_strv_field(c->p, k->field);
 	size_t i, n;
 
 	if (expect_array(c, k, path, v) < 0)
