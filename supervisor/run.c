@@ -156,6 +156,7 @@ struct loop {
 	char inbuf[RELAY_BUF];
 	size_t in_len, in_off;
 	int pidfd, wall_fd, cpu_fd, sig_fd;
+	pid_t pid;
 	struct wnotify notify;
 	uint64_t output, output_limit;
 	bool exited, killed, out_closed;
@@ -281,14 +282,54 @@ static void on_signal(struct loop *l)
 	}
 }
 
+/* CPU of the jail's pid 1 plus the children it has reaped, from
+ * /proc/PID/stat (utime, stime, cutime, cstime).  The fallback when no
+ * cgroup counts the group: RLIMIT_CPU stops every other process, but pid 1
+ * of a namespace ignores the SIGXCPU it sends.  The comm field is chosen
+ * by the jail and may hold spaces or ')': parse from the last ')'. */
+static bool pid1_cpu_ns(pid_t pid, uint64_t *ns)
+{
+	char path[64], buf[1024];
+	unsigned long long v[4];
+	ssize_t n;
+	char *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	/* after ") ": state ppid pgrp session tty tpgid flags minflt cminflt
+	 * majflt cmajflt, then utime stime cutime cstime */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+	                 &v[0], &v[1], &v[2], &v[3]) != 4)
+		return false;
+	*ns = (v[0] + v[1] + v[2] + v[3]) * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
+	return true;
+}
+
 static void on_cpu_tick(struct loop *l)
 {
-	uint64_t ticks;
+	uint64_t ticks, ns = 0;
 	struct wcg_stats st;
+	enum wmech m = wcg_mech(l->cg, WLIM_CPU_TIME);
 
 	(void)!read(l->cpu_fd, &ticks, sizeof(ticks));
-	wcg_stats(l->cg, &st);
-	if (st.have_cpu && st.cpu_ns >= l->cpu_limit_ns)
+	if (m == WMECH_CGROUP_V1 || m == WMECH_CGROUP_V2) {
+		wcg_stats(l->cg, &st);
+		if (!st.have_cpu)
+			return;
+		ns = st.cpu_ns;
+	} else if (!pid1_cpu_ns(l->pid, &ns)) {
+		return;
+	}
+	if (ns >= l->cpu_limit_ns)
 		kill_jail(l, WR_CPU_TIME);
 }
 
@@ -554,6 +595,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	if (in_p[0] >= 0) { close(in_p[0]); in_p[0] = -1; }
 
 	l->pidfd = jail.pidfd;
+	l->pid = jail.pid;
 	l->ep = epoll_create1(EPOLL_CLOEXEC);
 	fcntl(l->out_r, F_SETFL, O_NONBLOCK);
 	fcntl(l->err_r, F_SETFL, O_NONBLOCK);
@@ -572,8 +614,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 		arm_timer(l->wall_fd, pol->limits.wall_ms, 0);
 		ep_add(l, l->wall_fd, EPOLLIN, EV_WALL);
 	}
-	if (pol->limits.cpu_ms && wcg_mech(cg, WLIM_CPU_TIME) != WMECH_RLIMIT &&
-	    wcg_mech(cg, WLIM_CPU_TIME) != WMECH_UNAVAILABLE) {
+	if (pol->limits.cpu_ms) { /* the group's CPU, or pid 1's (see on_cpu_tick) */
 		l->cpu_limit_ns = pol->limits.cpu_ms * 1000000ULL;
 		l->cpu_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		arm_timer(l->cpu_fd, CPU_POLL_MS, CPU_POLL_MS);
@@ -673,12 +714,21 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 				                        i ? ", " : "", l->notify.tab[i].name, l->notify.tab[i].count);
 			wlog_error("denied syscalls: %s; see `warden audit --session %s`", line, res->session);
 		}
-		for (int k = 0; k < WLIM__N; k++) {
-			enum wmech m = wcg_mech(cg, (enum wlimit_kind)k);
-			if (m == WMECH_RLIMIT || m == WMECH_UNAVAILABLE)
-				wlog_warn("%s limit enforced by %s only (no writable cgroup); see `warden doctor`",
-				          wlimit_kind_name((enum wlimit_kind)k),
-				          m == WMECH_RLIMIT ? "a per-process rlimit" : "nothing");
+		{
+			char weak[128] = "", none[64] = "";
+			for (int k = 0; k < WLIM__N; k++) {
+				enum wmech m = wcg_mech(cg, (enum wlimit_kind)k);
+				char *dst = m == WMECH_RLIMIT ? weak : m == WMECH_UNAVAILABLE ? none : NULL;
+				size_t cap = m == WMECH_RLIMIT ? sizeof(weak) : sizeof(none);
+				if (dst)
+					snprintf(dst + strlen(dst), cap - strlen(dst), "%s%s",
+					         dst[0] ? ", " : "", wlimit_kind_name((enum wlimit_kind)k));
+			}
+			if (weak[0] || none[0])
+				wlog_warn("no writable cgroup: %s%s%s%s%s; see `warden doctor`",
+				          weak[0] ? weak : "", weak[0] ? " limit enforced by per-process rlimits only" : "",
+				          weak[0] && none[0] ? ", " : "", none[0] ? none : "",
+				          none[0] ? " limit enforced by nothing" : "");
 		}
 		if (!jail.landlock)
 			wlog_warn("Landlock is unavailable on this kernel: mounts alone confine the filesystem");

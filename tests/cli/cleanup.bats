@@ -20,7 +20,7 @@ wait_for_file() {
 
 @test "cleanup: daemons started by the program do not outlive the run" {
 	tok="warden-daemon-$$-$RANDOM"
-	wrun -- /bin/bash -c "(setsid bash -c 'exec -a $tok sleep 600' &) ; (bash -c 'exec -a $tok sleep 600' &) ; sleep 0.2; echo started"
+	wrun --quiet -- /bin/bash -c "(setsid bash -c 'exec -a $tok sleep 600' &) ; (bash -c 'exec -a $tok sleep 600' &) ; sleep 0.2; echo started"
 	[ "$status" -eq 0 ]
 	[ "$output" = "started" ]
 	sleep 0.2
