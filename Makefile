@@ -41,12 +41,21 @@ $(BUILD)/profiles.o: $(BUILD)/profiles.c
 $(BUILD)/libwarden.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/warden: $(BUILD)/supervisor/main.o $(BUILD)/libwarden.a
+# The default syscall filters, compiled by libseccomp at build time instead
+# of on every run (include/warden/filter.h).
+$(BUILD)/gen-filters: tools/gen-filters.c $(BUILD)/libwarden.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libwarden.a $(LIBS)
+$(BUILD)/filters.c: $(BUILD)/gen-filters
+	$(BUILD)/gen-filters > $@.tmp && mv $@.tmp $@
+$(BUILD)/filters.o: $(BUILD)/filters.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/warden: $(BUILD)/supervisor/main.o $(BUILD)/filters.o $(BUILD)/libwarden.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libwarden.a
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/filters.o $(BUILD)/libwarden.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $$(pkg-config --cflags cmocka) $(LDFLAGS) -o $@ $< $(BUILD)/libwarden.a $(LIBS) $$(pkg-config --libs cmocka)
+	$(CC) $(CFLAGS) $$(pkg-config --cflags cmocka) $(LDFLAGS) -o $@ $< $(BUILD)/filters.o $(BUILD)/libwarden.a $(LIBS) $$(pkg-config --libs cmocka)
 
 # Security probes are static so they need nothing from the jail's /usr.
 $(BUILD)/probes/%: tests/security/probes/%.c tests/security/probes/probe.h

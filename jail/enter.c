@@ -271,7 +271,8 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 		child_fail(sync, SYNC_ERROR, &e);
 	wtiming("landlock");
 	/* 12: last, so the filter does not have to allow any setup step */
-	if (spec->filter && wfilter_load(spec->filter, &notify_fd, &e) < 0)
+	if (spec->prog ? wfilter_load_prog(spec->prog, &notify_fd, &e) < 0
+	               : spec->filter && wfilter_load(spec->filter, &notify_fd, &e) < 0)
 		child_fail(sync, SYNC_ERROR, &e);
 	wtiming("seccomp load");
 	f.landlock_abi = abi;

@@ -40,6 +40,10 @@
  *   - allow_extra naming an allowlisted call keeps its argument conditions;
  *     a name in both allow_extra and deny_extra is denied. */
 #include <errno.h>
+#include <linux/seccomp.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <linux/netlink.h>
 #include <sched.h>
 #include <stdint.h>
@@ -520,5 +524,67 @@ int wfilter_load(scmp_filter_ctx ctx, int *notify_fd, struct werr *err)
 			return werr_set(err, -fd, "the syscall filter has no listener fd");
 		*notify_fd = fd;
 	}
+	return 0;
+}
+
+/* --- filters compiled at build time (see filter.h) --------------------- */
+
+int wfilter_export(scmp_filter_ctx ctx, struct sock_filter **insns, size_t *len,
+                   struct werr *err)
+{
+	_cleanup_close_ int fd = memfd_create("warden-bpf", MFD_CLOEXEC);
+	off_t size;
+	int rc;
+
+	*insns = NULL;
+	*len = 0;
+	if (fd < 0)
+		return werr_set(err, errno, "memfd_create");
+	if ((rc = seccomp_export_bpf(ctx, fd)) < 0)
+		return werr_set(err, -rc, "exporting the syscall filter");
+	size = lseek(fd, 0, SEEK_END);
+	if (size <= 0 || size % (off_t)sizeof(struct sock_filter) ||
+	    size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
+		return werr_set(err, 0, "exported syscall filter has a bad size %lld", (long long)size);
+	*insns = xmalloc((size_t)size);
+	if (pread(fd, *insns, (size_t)size, 0) != size) {
+		free(*insns);
+		*insns = NULL;
+		return werr_set(err, errno, "reading the exported syscall filter");
+	}
+	*len = (size_t)size / sizeof(struct sock_filter);
+	return 0;
+}
+
+const struct wfilter_prog *wfilter_find_prebuilt(const struct wpolicy *p)
+{
+	if (!p || p->allow_extra.n || p->deny_extra.n)
+		return NULL;
+	for (size_t i = 0; i < wfilter_prebuilt_n; i++) {
+		const struct wfilter_prog *w = &wfilter_prebuilt[i];
+		if (w->deny_action != (int)p->deny_action)
+			continue;
+		if (p->deny_action == WDENY_ERRNO && w->audit != p->audit)
+			continue;
+		/* API level 5 = the kernel has user notification */
+		if (w->notify && seccomp_api_get() < 5)
+			return NULL;
+		return w;
+	}
+	return NULL;
+}
+
+int wfilter_load_prog(const struct wfilter_prog *prog, int *notify_fd, struct werr *err)
+{
+	struct sock_fprog fp = { .len = prog->len, .filter = (struct sock_filter *)prog->insns };
+	long rc;
+
+	*notify_fd = -1;
+	rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+	             prog->notify ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0, &fp);
+	if (rc < 0)
+		return werr_set(err, errno, "loading the syscall filter");
+	if (prog->notify)
+		*notify_fd = (int)rc; /* the kernel creates it close-on-exec */
 	return 0;
 }

@@ -456,6 +456,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	struct wcg *cg = NULL;
 	struct wreaper reaper = { 0, -1 };
 	scmp_filter_ctx filter = NULL;
+	const struct wfilter_prog *prog = NULL;
 	struct jail jail = { .pid = 0, .pidfd = -1, .notify_fd = -1 };
 	struct loop *l = NULL;
 	char ws[PATH_MAX], cgname[64];
@@ -526,7 +527,8 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	wtiming("cgroup create");
 	wreaper_start(&reaper, cg);
 	wtiming("reaper");
-	if (wfilter_build(pol, &filter, err) < 0)
+	prog = wfilter_find_prebuilt(pol);
+	if (!prog && wfilter_build(pol, &filter, err) < 0)
 		goto out;
 	wtiming("filter build");
 
@@ -563,7 +565,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 			.pol = pol, .workspace = ws, .home = home, .argv = o->argv, .envp = env,
 			.stdin_fd = o->no_stdin ? -1 : in_p[0], .stdout_fd = out_p[1],
 			.stderr_fd = err_p[1], .keep_fd = -1, .hostname = "warden",
-			.filter = filter, .cg = cg, .new_session = true,
+			.filter = filter, .prog = prog, .cg = cg, .new_session = true,
 			.rlimit_memory = wcg_mech(cg, WLIM_MEMORY) == WMECH_RLIMIT,
 			.rlimit_pids = wcg_mech(cg, WLIM_PIDS) == WMECH_RLIMIT,
 		};

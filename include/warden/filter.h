@@ -25,6 +25,34 @@ int wfilter_build(const struct wpolicy *p, scmp_filter_ctx *out, struct werr *er
  * uses notification, *notify_fd receives the listener fd (else -1). */
 int wfilter_load(scmp_filter_ctx ctx, int *notify_fd, struct werr *err);
 
+/* --- filters compiled at build time -------------------------------------
+ * Building and compiling the filter with libseccomp costs ~5 ms per run, so
+ * the policies without allow_extra/deny_extra (every built-in profile) use
+ * a program compiled when warden was built: tools/gen-filters.c runs
+ * wfilter_build + wfilter_export for each deny action and writes
+ * build/filters.c.  The program is libseccomp's own output, byte for byte
+ * (test_filter checks it against a runtime build). */
+#include <linux/filter.h>
+
+struct wfilter_prog {
+	int deny_action;            /* enum wdeny_action */
+	bool audit;                 /* only meaningful for WDENY_ERRNO */
+	bool notify;                /* load with SECCOMP_FILTER_FLAG_NEW_LISTENER */
+	const struct sock_filter *insns;
+	unsigned short len;
+};
+extern const struct wfilter_prog wfilter_prebuilt[];
+extern const size_t wfilter_prebuilt_n;
+
+/* The prebuilt program for this policy, or NULL when it needs a runtime
+ * build (allow_extra/deny_extra, or a kernel without user notification). */
+const struct wfilter_prog *wfilter_find_prebuilt(const struct wpolicy *p);
+/* In the jail child: load a prebuilt program (no_new_privs already set). */
+int wfilter_load_prog(const struct wfilter_prog *prog, int *notify_fd, struct werr *err);
+/* Compile a built filter to BPF (malloc'd instructions). */
+int wfilter_export(scmp_filter_ctx ctx, struct sock_filter **insns, size_t *len,
+                   struct werr *err);
+
 /* True if the syscall name is one the filter can never allow, whatever the
  * policy's allow_extra says (ptrace, bpf, kexec_*, mount API, ...).  Policy
  * validation uses it to reject such entries with a clear message. */

@@ -10,6 +10,7 @@
 
 #include "warden/cgroup.h"
 #include "warden/err.h"
+#include "warden/filter.h"
 #include "warden/policy.h"
 
 /* A bind or tmpfs in the jail's root, computed by the parent from the
@@ -33,6 +34,7 @@ struct jail_spec {
 	int keep_fd;                 /* extra fd kept (sessions' control fd), -1 */
 	const char *hostname;        /* default "warden" */
 	scmp_filter_ctx filter;      /* built by the parent; loaded by the child */
+	const struct wfilter_prog *prog; /* or a program compiled at build time */
 	struct wcg *cg;              /* may be NULL */
 	bool rlimit_memory, rlimit_pids; /* cgroup fallback: set RLIMIT_AS/NPROC */
 	bool new_session;            /* setsid(): no controlling terminal */

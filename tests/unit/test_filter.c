@@ -891,6 +891,67 @@ static void test_live_notify(void **state)
 	assert_exit0(status, "notify");
 }
 
+/* The programs compiled at build time are exactly what libseccomp builds at
+ * run time for the same policy, and a policy with extras never uses them. */
+static void test_prebuilt_matches_runtime(void **state)
+{
+	static const struct { enum wdeny_action act; bool audit; } cases[] = {
+		{ WDENY_ERRNO, true }, { WDENY_ERRNO, false }, { WDENY_KILL, true },
+	};
+	struct wpolicy extra;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct wpolicy pol = policy(cases[i].act, cases[i].audit);
+		const struct wfilter_prog *w = wfilter_find_prebuilt(&pol);
+		struct prog rt;
+
+		assert_non_null(w);
+		assert_int_equal(w->notify, cases[i].act == WDENY_ERRNO && cases[i].audit);
+		rt = export(&pol);
+		assert_int_equal(w->len, rt.n);
+		assert_memory_equal(w->insns, rt.insn, rt.n * sizeof(struct sock_filter));
+		free(rt.insn);
+	}
+	extra = policy(WDENY_ERRNO, true);
+	extra.allow_extra = STRV("personality");
+	assert_null(wfilter_find_prebuilt(&extra));
+	extra = policy(WDENY_ERRNO, true);
+	extra.deny_extra = STRV("mincore");
+	assert_null(wfilter_find_prebuilt(&extra));
+}
+
+/* Live: a prebuilt program loads and denies (EPERM) what it should. */
+static void test_live_prebuilt(void **state)
+{
+	struct wpolicy pol = policy(WDENY_ERRNO, false);
+	const struct wfilter_prog *w = wfilter_find_prebuilt(&pol);
+	pid_t pid;
+	int st;
+
+	(void)state;
+	assert_non_null(w);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct werr err = { 0 };
+		int fd;
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || wfilter_load_prog(w, &fd, &err) < 0)
+			_exit(10);
+		if (fd != -1)
+			_exit(11);
+		/* denied: EPERM; allowed with a bad fd: EBADF */
+		if (syscall(SYS_ptrace, PTRACE_TRACEME, 0, 0, 0) != -1 || errno != EPERM)
+			_exit(12);
+		if (read(-1, NULL, 0) != -1 || errno != EBADF)
+			_exit(13);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest decisions[] = {
@@ -912,6 +973,8 @@ int main(void)
 		cmocka_unit_test(test_live_foreign_abis),
 		cmocka_unit_test(test_live_kill),
 		cmocka_unit_test(test_live_notify),
+		cmocka_unit_test(test_prebuilt_matches_runtime),
+		cmocka_unit_test(test_live_prebuilt),
 	};
 	int failed = cmocka_run_group_tests_name("filter decisions", decisions, NULL, NULL);
 
