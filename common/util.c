@@ -235,19 +235,21 @@ int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int read_file_str(const char *path, size_t max, char **out, struct werr *err)
+int read_file_buf(const char *path, size_t max, char **out, size_t *len, struct werr *err)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
 	size_t used = 0;
 
 	*out = NULL;
+	*len = 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return werr_set(err, errno, "opening %s", path);
-	buf = xmalloc(max + 1);
-	for (;;) {
-		ssize_t n = read(fd, buf + used, max - used);
+	/* one byte more than allowed tells the caller the file is too large */
+	buf = xmalloc(max + 2);
+	while (used <= max) {
+		ssize_t n = read(fd, buf + used, max + 1 - used);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -256,11 +258,26 @@ int read_file_str(const char *path, size_t max, char **out, struct werr *err)
 		if (n == 0)
 			break;
 		used += (size_t)n;
-		if (used == max)
-			return werr_set(err, 0, "%s is larger than %zu bytes", path, max);
 	}
 	buf[used] = '\0';
 	*out = steal_pointer(&buf);
+	*len = used;
+	return 0;
+}
+
+int read_file_str(const char *path, size_t max, char **out, struct werr *err)
+{
+	char *buf;
+	size_t len;
+
+	*out = NULL;
+	if (max == 0 || read_file_buf(path, max - 1, &buf, &len, err) < 0)
+		return max ? -1 : werr_set(err, EINVAL, "reading %s", path);
+	if (len >= max) {
+		free(buf);
+		return werr_set(err, 0, "%s is larger than %zu bytes", path, max);
+	}
+	*out = buf;
 	return 0;
 }
 

@@ -249,40 +249,22 @@ out:
 	return r;
 }
 
-/* Like read_file_str, but keeps the length (a NUL byte in the file is then
- * reported with its position, not silently cut) and refuses directories. */
+/* read_file_buf keeps the length, so a NUL byte in the file is reported
+ * with its position, not silently cut; directories and oversized files get
+ * messages that say what a policy is. */
 static int read_policy_file(const char *path, char **text, size_t *len, struct werr *err)
 {
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	size_t used = 0;
-	struct stat st;
-
 	*text = NULL;
-	*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return werr_set(err, errno, "opening %s", path);
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
-		return werr_set(err, 0, "%s is a directory; give a policy file", path);
-	buf = xmalloc(WPOLICY_MAX_FILE + 2);
-	for (;;) {
-		ssize_t n = read(fd, buf + used, WPOLICY_MAX_FILE + 1 - used);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return werr_set(err, errno, "reading %s", path);
-		}
-		if (n == 0)
-			break;
-		used += (size_t)n;
-		if (used > WPOLICY_MAX_FILE)
-			return werr_set(err, 0, "%s is larger than %d bytes; a policy is a small "
-			                "JSON object", path, WPOLICY_MAX_FILE);
+	if (read_file_buf(path, WPOLICY_MAX_FILE, text, len, err) < 0)
+		return err->errnum == EISDIR
+		       ? werr_set(err, 0, "%s is a directory; give a policy file", path) : -1;
+	if (*len > WPOLICY_MAX_FILE) {
+		free(*text);
+		*text = NULL;
+		*len = 0;
+		return werr_set(err, 0, "%s is larger than %d bytes; a policy is a small "
+		                "JSON object", path, WPOLICY_MAX_FILE);
 	}
-	buf[used] = '\0';
-	*text = steal_pointer(&buf);
-	*len = used;
 	return 0;
 }
 

@@ -37,6 +37,11 @@ void format_duration_ms(uint64_t ms, char *buf, size_t len);
 
 /* Write the whole buffer, retrying on EINTR/short writes. */
 int write_all(int fd, const void *buf, size_t len);
+/* Read at most max + 1 bytes of a file into a NUL-terminated malloc'd
+ * buffer, keeping the length (NUL bytes in the file are not lost).
+ * *len == max + 1 means the file is larger than max: the caller words the
+ * error.  Read errors carry errno (EISDIR for a directory). */
+int read_file_buf(const char *path, size_t max, char **out, size_t *len, struct werr *err);
 /* Read a small file (< max bytes) into a NUL-terminated malloc'd buffer. */
 int read_file_str(const char *path, size_t max, char **out, struct werr *err);
 /* Write a string to a file that already exists (procfs, cgroupfs). */
