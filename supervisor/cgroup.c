@@ -168,6 +168,15 @@ uint64_t cg_cpu_quota_us(double cpus)
 	return q < 1000 ? 1000 : (uint64_t)q;
 }
 
+bool cg_stat_once(int dfd, bool on, const char *file, const char *key,
+                  uint64_t *field, bool *have)
+{
+	if (!on || *have || cg_read_u64(dfd, file, key, field) < 0)
+		return false;
+	*have = true;
+	return true;
+}
+
 void cg_msg(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list ap;

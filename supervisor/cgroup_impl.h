@@ -75,6 +75,10 @@ ssize_t cg_read(int dfd, const char *file, char *buf, size_t len);
  * the value on the line "key N" (memory.events, cpu.stat, ...).
  * 0 if found, -1 otherwise. */
 int cg_read_u64(int dfd, const char *file, const char *key, uint64_t *out);
+/* For the backends' stats: when `on` and *have is still false, read the
+ * counter into *field and set *have.  True when it read a value now. */
+bool cg_stat_once(int dfd, bool on, const char *file, const char *key,
+                  uint64_t *field, bool *have);
 /* CPU bandwidth: period and quota (microseconds) for `cpus` CPUs (> 0).
  * The quota is at least the kernel's 1 ms minimum, and cpus is capped so
  * a silly value cannot overflow. */

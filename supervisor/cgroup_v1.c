@@ -56,31 +56,15 @@ static int v1_set_limits(int dfd, const char *path, unsigned ctls,
 
 static void v1_stats(int dfd, unsigned ctls, struct wcg_stats *st)
 {
-	uint64_t v;
+	bool mem = ctls & CG_MEMORY;
 
-	if ((ctls & CG_MEMORY) && !st->have_peak &&
-	    cg_read_u64(dfd, "memory.max_usage_in_bytes", NULL, &v) == 0) {
-		st->peak_memory = v;
-		st->have_peak = true;
-	}
+	cg_stat_once(dfd, mem, "memory.max_usage_in_bytes", NULL, &st->peak_memory, &st->have_peak);
 	/* "oom_kill N" appeared in kernel 4.13.  Older kernels only have
 	 * memory.failcnt, which counts failed charges (reclaim included), not
 	 * kills: leave have_oom false rather than report it as one. */
-	if ((ctls & CG_MEMORY) && !st->have_oom &&
-	    cg_read_u64(dfd, "memory.oom_control", "oom_kill", &v) == 0) {
-		st->oom_kills = v;
-		st->have_oom = true;
-	}
-	if ((ctls & CG_PIDS) && !st->have_pids &&
-	    cg_read_u64(dfd, "pids.events", "max", &v) == 0) {
-		st->pids_max_hits = v;
-		st->have_pids = true;
-	}
-	if ((ctls & CG_CPUACCT) && !st->have_cpu &&
-	    cg_read_u64(dfd, "cpuacct.usage", NULL, &v) == 0) {
-		st->cpu_ns = v;
-		st->have_cpu = true;
-	}
+	cg_stat_once(dfd, mem, "memory.oom_control", "oom_kill", &st->oom_kills, &st->have_oom);
+	cg_stat_once(dfd, ctls & CG_PIDS, "pids.events", "max", &st->pids_max_hits, &st->have_pids);
+	cg_stat_once(dfd, ctls & CG_CPUACCT, "cpuacct.usage", NULL, &st->cpu_ns, &st->have_cpu);
 }
 
 /* v1 has no cgroup.kill: the caller sweeps cgroup.procs. */

@@ -178,28 +178,16 @@ static int v2_set_limits(int dfd, const char *path, unsigned ctls,
 
 static void v2_stats(int dfd, unsigned ctls, struct wcg_stats *st)
 {
-	uint64_t v;
+	bool mem = ctls & CG_MEMORY;
 
 	/* memory.peak exists since 5.19; without it, have_peak stays false. */
-	if ((ctls & CG_MEMORY) && !st->have_peak && cg_read_u64(dfd, "memory.peak", NULL, &v) == 0) {
-		st->peak_memory = v;
-		st->have_peak = true;
-	}
-	if ((ctls & CG_MEMORY) && !st->have_oom &&
-	    cg_read_u64(dfd, "memory.events", "oom_kill", &v) == 0) {
-		st->oom_kills = v;
-		st->have_oom = true;
-	}
-	if ((ctls & CG_PIDS) && !st->have_pids && cg_read_u64(dfd, "pids.events", "max", &v) == 0) {
-		st->pids_max_hits = v;
-		st->have_pids = true;
-	}
+	cg_stat_once(dfd, mem, "memory.peak", NULL, &st->peak_memory, &st->have_peak);
+	cg_stat_once(dfd, mem, "memory.events", "oom_kill", &st->oom_kills, &st->have_oom);
+	cg_stat_once(dfd, ctls & CG_PIDS, "pids.events", "max", &st->pids_max_hits, &st->have_pids);
 	/* usage_usec is the core accounting every v2 group has, with or
 	 * without the cpu controller. */
-	if (!st->have_cpu && cg_read_u64(dfd, "cpu.stat", "usage_usec", &v) == 0) {
-		st->cpu_ns = v * 1000;
-		st->have_cpu = true;
-	}
+	if (cg_stat_once(dfd, true, "cpu.stat", "usage_usec", &st->cpu_ns, &st->have_cpu))
+		st->cpu_ns *= 1000;
 }
 
 /* cgroup.kill (5.14+) kills every process of the group in the kernel, new
