@@ -41,8 +41,9 @@ static struct wdenied *lookup(struct wnotify *w, uint32_t arch, int nr)
 	memset(d, 0, sizeof(*d));
 	d->nr = nr;
 	name = seccomp_syscall_resolve_num_arch(arch, nr);
-	snprintf(d->name, sizeof(d->name), "%s", name ? name : "unknown");
-	if (!name)
+	if (name)
+		snprintf(d->name, sizeof(d->name), "%s", name);
+	else
 		snprintf(d->name, sizeof(d->name), "syscall_%d", nr);
 	free(name);
 	return d;
