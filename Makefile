@@ -5,6 +5,8 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 BUILD   ?= build
 PKGS     = libseccomp libcap json-c libnl-3.0 libnl-route-3.0
+# Only the broker talks to LLMs and the terminal: the supervisor never links these.
+BROKER_PKGS = libcurl libedit
 
 WARN    = -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototypes \
           -Wmissing-prototypes -Wimplicit-fallthrough -Wno-unused-parameter
@@ -15,17 +17,23 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  += -std=gnu11 $(OPT) $(WARN) $(HARDEN) -D_GNU_SOURCE -Iinclude -I$(BUILD) $(PKG_CFLAGS)
 LDFLAGS += -pie -Wl,-z,relro,-z,now
 LIBS     = $(PKG_LIBS)
+BROKER_CFLAGS := $(shell pkg-config --cflags $(BROKER_PKGS) 2>/dev/null)
+BROKER_LIBS   := $(shell pkg-config --libs $(BROKER_PKGS) 2>/dev/null)
 
 LIB_SRC  = $(wildcard common/*.c policy/*.c jail/*.c) \
            $(filter-out supervisor/main.c,$(wildcard supervisor/*.c))
-LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/profiles.o
+LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/profiles.o $(BUILD)/drivers.o
+BROKER_SRC = $(filter-out broker/main.c,$(wildcard broker/*.c))
+BROKER_OBJ = $(BROKER_SRC:%.c=$(BUILD)/%.o)
 PROFILES = $(sort $(wildcard policy/profiles/*.json))
+DRIVERS  = $(sort $(wildcard drivers/*.py drivers/*.js drivers/*.sh drivers/*.pl drivers/*.rb))
+FUZZ_SRC = $(wildcard tests/fuzz/fuzz_*.c)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 PROBE_SRC = $(wildcard tests/security/probes/*.c)
 PROBE_BIN = $(PROBE_SRC:tests/security/probes/%.c=$(BUILD)/probes/%)
 
-all: $(BUILD)/warden
+all: $(BUILD)/warden $(BUILD)/warden-broker
 
 $(BUILD)/%.o: %.c $(wildcard include/warden/*.h) | deps-checked
 	@mkdir -p $(dir $@)
@@ -37,6 +45,22 @@ $(BUILD)/profiles.c: $(PROFILES) tools/embed-profiles.sh
 	sh tools/embed-profiles.sh $(PROFILES) > $@.tmp && mv $@.tmp $@
 $(BUILD)/profiles.o: $(BUILD)/profiles.c
 	$(CC) $(CFLAGS) -c -o $@ $<
+
+# The language drivers of persistent sessions are compiled in too: the
+# supervisor hands each one to its interpreter on the command line.
+$(BUILD)/drivers.c: $(DRIVERS) tools/embed-drivers.sh
+	@mkdir -p $(BUILD)
+	sh tools/embed-drivers.sh $(DRIVERS) > $@.tmp && mv $@.tmp $@
+$(BUILD)/drivers.o: $(BUILD)/drivers.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/broker/%.o: broker/%.c $(wildcard include/warden/*.h broker/*.h) | deps-checked
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -c -o $@ $<
+$(BUILD)/libbroker.a: $(BROKER_OBJ)
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/warden-broker: $(BUILD)/broker/main.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(BROKER_LIBS)
 
 $(BUILD)/libwarden.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
@@ -53,9 +77,9 @@ $(BUILD)/filters.o: $(BUILD)/filters.c
 $(BUILD)/warden: $(BUILD)/supervisor/main.o $(BUILD)/filters.o $(BUILD)/libwarden.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/filters.o $(BUILD)/libwarden.a
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $$(pkg-config --cflags cmocka) $(LDFLAGS) -o $@ $< $(BUILD)/filters.o $(BUILD)/libwarden.a $(LIBS) $$(pkg-config --libs cmocka)
+	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker $$(pkg-config --cflags cmocka) $(LDFLAGS) -o $@ $< $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS) $$(pkg-config --libs cmocka)
 
 # Security probes are static so they need nothing from the jail's /usr.
 $(BUILD)/probes/%: tests/security/probes/%.c tests/security/probes/probe.h
@@ -73,24 +97,30 @@ $(BUILD)/.deps-ok: tools/deps.sh
 deps:
 	@sh tools/deps.sh
 
-test: deps-checked $(BUILD)/warden unit probes
+test: deps-checked $(BUILD)/warden $(BUILD)/warden-broker unit probes
 	@sh tests/run.sh
 
-demo: $(BUILD)/warden probes
+demo: $(BUILD)/warden $(BUILD)/warden-broker probes
 	@sh tools/demo.sh
 
-bench: $(BUILD)/warden
+bench: $(BUILD)/warden $(BUILD)/warden-broker
 	@sh bench/run.sh
+
+# Fuzz every decoder of hostile input (libFuzzer, clang): the frame decoder,
+# the stdio request parser, ...  FUZZ_SECONDS per target.
+FUZZ_SECONDS ?= 30
+fuzz:
+	@sh tools/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_SRC)
 
 asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
 		LDFLAGS="-fsanitize=address,undefined" HARDEN="" test
 
-install: $(BUILD)/warden
+install: $(BUILD)/warden $(BUILD)/warden-broker
 	install -D -m 0755 $(BUILD)/warden $(DESTDIR)$(PREFIX)/bin/warden
 
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: all test demo bench asan install clean deps deps-checked probes unit
+.PHONY: all test demo bench asan install clean deps deps-checked probes unit fuzz
 .DELETE_ON_ERROR:

@@ -1,0 +1,34 @@
+/* warden-broker: the unprivileged half.  The supervisor starts it with the
+ * supervisor socket on fd 3 (BROKER_SUP_FD); it confines itself before it
+ * reads any input (broker/confine.c), then runs one mode:
+ *
+ *   warden-broker serve --stdio [...]    JSON-lines API   (broker/serve.c)
+ *   warden-broker chat [...]             the LLM conversation (broker/chat.c)
+ *
+ * Each mode gets argv from its own name on (argv[0] = "serve" / "chat"). */
+#ifndef BROKER_BROKER_H
+#define BROKER_BROKER_H
+
+#include "warden/err.h"
+
+struct bdirs {
+	char *config;   /* $XDG_CONFIG_HOME/warden (~/.config/warden), read-only */
+	char *data;     /* $XDG_DATA_HOME/warden (~/.local/share/warden), read-write:
+	                   conversations, line-editing history */
+};
+/* From the environment; creates data (0700) if missing. */
+int bdirs_init(struct bdirs *d, struct werr *err);
+void bdirs_free(struct bdirs *d);
+
+/* no_new_privs, then Landlock (config read-only, data read-write, and the
+ * few files name resolution reads), then a seccomp filter that denies
+ * execve/execveat, ptrace, mount and namespace calls.  extra_rw: one more
+ * read-write directory or NULL.  Fails closed: a broker that cannot
+ * confine itself does not run (unless Landlock is missing from the kernel,
+ * which is reported once on stderr). */
+int broker_confine(const struct bdirs *d, const char *extra_rw, struct werr *err);
+
+int serve_main(int argc, char **argv, const struct bdirs *d);
+int chat_main(int argc, char **argv, const struct bdirs *d);
+
+#endif

@@ -1,0 +1,199 @@
+/* The wire protocol between the broker (unprivileged, talks to the LLM and
+ * the person) and the supervisor (creates jails), over a SOCK_STREAM
+ * socketpair.
+ *
+ * Frame:  u32 big-endian length of what follows (type + body)
+ *         u8  type
+ *         body: typed fields (u8, u32, u64 big-endian; strings and byte
+ *               strings as u32 length + bytes) in the order listed below.
+ *
+ * Every frame is at most WPROTO_FRAME_MAX bytes, checked on both sides; a
+ * field longer than its own bound, a string with a NUL byte, a truncated
+ * field or trailing bytes make the frame malformed.  The supervisor treats
+ * a malformed or unpermitted frame as a hostile broker: it kills every jail
+ * of that broker and ends the connection (supervisor/dispatch.c).
+ *
+ *   broker -> supervisor                      supervisor -> broker
+ *   HELLO      version                        WELCOME  version, default profile,
+ *                                                      default workspace,
+ *                                                      allowed profiles (list)
+ *   OPEN       req, profile, workspace, flags OPENED   req, session, audit id,
+ *                                                      policy JSON, languages JSON
+ *   RUN        session, block, language, code OUTPUT   session, block, stream, data
+ *   INTERRUPT  session                        RESULT   (struct wresult)
+ *   CLOSE      session                        AUDIT    session, block, syscall, count
+ *   LANGS      req                            CLOSED   session
+ *   EDIT       req, text                      LANGLIST req, languages JSON
+ *                                             EDITED   req, text
+ *                                             ERROR    req, session, block, message
+ *
+ * EDIT asks the supervisor to open text in the user's $VISUAL/$EDITOR on the
+ * terminal (warden chat's `e` at the approval prompt: the broker cannot run
+ * programs).  It is permitted only when the supervisor runs `chat` on a
+ * terminal.
+ *
+ * The JSON strings in OPENED and LANGLIST go from the trusted side to the
+ * untrusted one; the supervisor never parses JSON from the broker.
+ */
+#ifndef WARDEN_PROTO_H
+#define WARDEN_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "warden/buf.h"
+#include "warden/err.h"
+
+#define WPROTO_VERSION 1
+#define WPROTO_FRAME_MAX (4u * 1024 * 1024)  /* whole frame, header included */
+#define WPROTO_CODE_MAX (1u * 1024 * 1024)   /* one code block */
+#define WPROTO_OUTPUT_CHUNK (64u * 1024)     /* one OUTPUT frame's data */
+#define WPROTO_NAME_MAX 64                   /* profile, language, syscall names */
+#define WPROTO_PATH_MAX 4096
+#define WPROTO_TEXT_MAX (256u * 1024)        /* messages, JSON documents */
+#define WPROTO_DENIED_MAX 64                 /* denied syscall entries in a RESULT */
+
+enum wmsg_type {
+	/* broker -> supervisor */
+	WM_HELLO = 1,
+	WM_OPEN = 2,
+	WM_RUN = 3,
+	WM_INTERRUPT = 4,
+	WM_CLOSE = 5,
+	WM_LANGS = 6,
+	WM_EDIT = 7,
+	/* supervisor -> broker */
+	WM_WELCOME = 64,
+	WM_OPENED = 65,
+	WM_OUTPUT = 66,
+	WM_RESULT = 67,
+	WM_AUDIT = 68,
+	WM_CLOSED = 69,
+	WM_LANGLIST = 70,
+	WM_ERROR = 71,
+	WM_EDITED = 72,
+};
+const char *wmsg_type_name(uint8_t type);   /* "RUN", or "unknown" */
+
+/* OPEN flags */
+#define WOPEN_ONESHOT 0x1u        /* every block in a fresh jail */
+
+/* OUTPUT streams */
+enum { WSTREAM_STDOUT = 1, WSTREAM_STDERR = 2 };
+
+/* Why a block ended.  The first eight are enum wreason of run.h, in the same
+ * order, so the names are shared. */
+enum wblock_reason {
+	WB_EXITED = 0, WB_SIGNALED, WB_TIMEOUT, WB_OOM, WB_PIDS, WB_CPU_TIME,
+	WB_OUTPUT, WB_ERROR, WB_INTERRUPTED, WB__N
+};
+const char *wblock_reason_name(unsigned r);   /* "interrupted", ... */
+
+/* RESULT flags */
+#define WRES_STATE_LOST 0x1u      /* the jail ended: the next block starts fresh */
+#define WRES_TRUNCATED 0x2u       /* output passed the limit: head and tail kept */
+#define WRES_FRESH 0x4u           /* this block started a new jail */
+
+struct wdenied_count {
+	char *name;
+	uint64_t count;
+};
+
+struct wresult {
+	uint32_t session, block;
+	int32_t exit_code;            /* -1 when killed by a signal */
+	uint32_t signal;
+	uint8_t reason;               /* enum wblock_reason */
+	uint8_t flags;                /* WRES_* */
+	uint64_t wall_ms, cpu_ms, peak_memory, output_bytes;
+	struct wdenied_count *denied; /* n_denied entries, owned */
+	uint32_t n_denied;
+	char *message;                /* one human line, may be "" */
+};
+
+/* A decoded frame.  Only the fields of its type are set (WELCOME: version,
+ * profile, workspace, list; OPENED: req, session, audit_id, json = policy,
+ * langs; EDIT/EDITED/ERROR: text; AUDIT: syscall, count); strings are
+ * malloc'd and owned (wmsg_free), `data` points into the frame buffer and
+ * is valid until the next read on the same connection. */
+struct wmsg {
+	uint8_t type;
+	uint32_t version, req, session, block, flags;
+	uint8_t stream;
+	uint64_t count;
+	char *profile, *workspace, *language, *text, *audit_id, *json;
+	char *langs;                           /* OPENED/LANGLIST: languages JSON */
+	char *syscall;                         /* AUDIT */
+	char **list; uint32_t n_list;          /* WELCOME's allowed profiles */
+	const uint8_t *data; size_t data_len;  /* RUN code, OUTPUT data */
+	struct wresult res;                    /* RESULT */
+};
+void wmsg_free(struct wmsg *m);   /* frees owned fields, zeroes m */
+
+/* --- encoders: each appends one whole frame to out ----------------------
+ * They fail (-1, err set) only when a field is over its bound or the frame
+ * over WPROTO_FRAME_MAX; out is then unchanged. */
+int wproto_hello(struct wbuf *out, uint32_t version, struct werr *err);
+int wproto_open(struct wbuf *out, uint32_t req, const char *profile, const char *workspace,
+                uint32_t flags, struct werr *err);
+int wproto_run(struct wbuf *out, uint32_t session, uint32_t block, const char *language,
+               const void *code, size_t len, struct werr *err);
+int wproto_interrupt(struct wbuf *out, uint32_t session, struct werr *err);
+int wproto_close(struct wbuf *out, uint32_t session, struct werr *err);
+int wproto_langs(struct wbuf *out, uint32_t req, struct werr *err);
+int wproto_edit(struct wbuf *out, uint32_t req, const char *text, struct werr *err);
+
+int wproto_welcome(struct wbuf *out, uint32_t version, const char *default_profile,
+                   const char *default_workspace, char *const *profiles, uint32_t n,
+                   struct werr *err);
+int wproto_opened(struct wbuf *out, uint32_t req, uint32_t session, const char *audit_id,
+                  const char *policy_json, const char *languages_json, struct werr *err);
+int wproto_output(struct wbuf *out, uint32_t session, uint32_t block, uint8_t stream,
+                  const void *data, size_t len, struct werr *err);
+int wproto_result(struct wbuf *out, const struct wresult *r, struct werr *err);
+int wproto_audit(struct wbuf *out, uint32_t session, uint32_t block, const char *syscall,
+                 uint64_t count, struct werr *err);
+int wproto_closed(struct wbuf *out, uint32_t session, struct werr *err);
+int wproto_langlist(struct wbuf *out, uint32_t req, const char *languages_json,
+                    struct werr *err);
+int wproto_edited(struct wbuf *out, uint32_t req, const char *text, struct werr *err);
+int wproto_error(struct wbuf *out, uint32_t req, uint32_t session, uint32_t block,
+                 const char *message, struct werr *err);
+
+/* --- decoding -----------------------------------------------------------
+ * wproto_frame_len: how many bytes the first frame in buf[0..len) needs.
+ *   Returns 0 when fewer than 4 bytes are there yet, the frame's total size
+ *   otherwise, or -1 (err set) when the announced length is 0 or over
+ *   WPROTO_FRAME_MAX.
+ * wproto_decode: one whole frame (header included) into *m.  Every check of
+ *   the header comment applies; on failure m is zeroed and err names the
+ *   type and the field. */
+long wproto_frame_len(const uint8_t *buf, size_t len, struct werr *err);
+int wproto_decode(const uint8_t *frame, size_t len, struct wmsg *m, struct werr *err);
+
+/* --- a connection: buffered, non-blocking-friendly frame I/O -------------- */
+struct wconn {
+	int fd;
+	struct wbuf in, out;
+	size_t taken;      /* bytes of the frame handed out last, dropped on the next take */
+	bool eof;
+};
+void wconn_init(struct wconn *c, int fd);
+void wconn_free(struct wconn *c);   /* closes fd */
+/* Read what is available (one read(2)).  0 ok (maybe nothing), -1 error or
+ * EOF (c->eof set on EOF).  Input beyond one frame's maximum is never held. */
+int wconn_fill(struct wconn *c, struct werr *err);
+/* Take the next whole frame out of the input: 1 and *m filled, 0 when none
+ * is complete yet, -1 malformed (err set).  m->data points into c->in and
+ * stays valid until the next wconn_next/wconn_fill. */
+int wconn_next(struct wconn *c, struct wmsg *m, struct werr *err);
+/* Write out what is queued in c->out (one or more write(2)s, stops at
+ * EAGAIN).  0 ok (check c->out.len for the rest), -1 error. */
+int wconn_flush(struct wconn *c, struct werr *err);
+/* Blocking helpers for simple clients (the broker): flush everything;
+ * wait for and return the next frame (1), or -1 at EOF/error. */
+int wconn_flush_all(struct wconn *c, struct werr *err);
+int wconn_read_msg(struct wconn *c, struct wmsg *m, struct werr *err);
+
+#endif
