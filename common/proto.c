@@ -31,7 +31,7 @@ struct wmsg_desc {
 static const struct wmsg_desc descs[] = {
 	{ WM_HELLO, "HELLO", "v" },
 	{ WM_OPEN, "OPEN", "qPWf" },
-	{ WM_RUN, "RUN", "sbLD" },
+	{ WM_RUN, "RUN", "sbLDf" },
 	{ WM_INTERRUPT, "INTERRUPT", "s" },
 	{ WM_CLOSE, "CLOSE", "s" },
 	{ WM_LANGS, "LANGS", "q" },
@@ -66,6 +66,12 @@ const char *wblock_reason_name(unsigned r)
 	static const char *const n[WB__N] = { "exited", "signaled", "timeout", "oom", "pids",
 	                                      "cpu_time", "output", "error", "interrupted" };
 	return r < WB__N ? n[r] : "error";
+}
+
+const char *wapproval_name(unsigned a)
+{
+	static const char *const n[WAPPROVE__N] = { "api", "auto", "user", "edited" };
+	return a < WAPPROVE__N ? n[a] : "unknown";
 }
 
 static size_t str_max(char code)
@@ -162,7 +168,10 @@ int wproto_open(struct wbuf *o, uint32_t req, const char *profile, const char *w
 { return encode(o, WM_OPEN, err, req, profile, workspace, flags); }
 int wproto_run(struct wbuf *o, uint32_t session, uint32_t block, const char *language,
                const void *code, size_t len, struct werr *err)
-{ return encode(o, WM_RUN, err, session, block, language, code, len); }
+{ return encode(o, WM_RUN, err, session, block, language, code, len, (uint32_t)WAPPROVE_API); }
+int wproto_run_approved(struct wbuf *o, uint32_t session, uint32_t block, const char *language,
+                        const void *code, size_t len, uint32_t approval, struct werr *err)
+{ return encode(o, WM_RUN, err, session, block, language, code, len, approval); }
 int wproto_interrupt(struct wbuf *o, uint32_t session, struct werr *err)
 { return encode(o, WM_INTERRUPT, err, session); }
 int wproto_close(struct wbuf *o, uint32_t session, struct werr *err)

@@ -781,7 +781,21 @@ static bool owner_gone(const char *name)
 	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
 }
 
-void wcg_gc(void)
+static bool owned_by(const char *name, long owner)
+{
+	char prefix[32];
+
+	snprintf(prefix, sizeof(prefix), "warden-%ld-", owner);
+	return !strncmp(name, prefix, strlen(prefix));
+}
+
+static bool gone_owner(const char *name, long unused)
+{
+	return owner_gone(name);
+}
+
+/* Kill and remove every "warden-*" group that match() selects. */
+static void gc_where(bool (*match)(const char *name, long arg), long arg)
 {
 	discover();
 	for (size_t i = 0; i < S.n; i++) {
@@ -800,7 +814,7 @@ void wcg_gc(void)
 			_cleanup_close_ int gfd = -1;
 			_cleanup_free_ char *path = NULL;
 
-			if (e->d_type != DT_DIR || !name_ok(e->d_name) || !owner_gone(e->d_name))
+			if (e->d_type != DT_DIR || !name_ok(e->d_name) || !match(e->d_name, arg))
 				continue;
 			gfd = openat(h->parent_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			path = xasprintf("%s/%s", h->parent, e->d_name);
@@ -810,6 +824,16 @@ void wcg_gc(void)
 		}
 		closedir(dir);
 	}
+}
+
+void wcg_gc(void)
+{
+	gc_where(gone_owner, 0);
+}
+
+void wcg_gc_owner(pid_t owner)
+{
+	gc_where(owned_by, (long)owner);
 }
 
 /* ---- warden doctor ---- */

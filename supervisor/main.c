@@ -6,8 +6,11 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: warden COMMAND [ARGS]\n"
+	fputs("usage: warden [chat] [OPTIONS] [MESSAGE]   chat with an LLM; its code runs in jails\n"
+	      "       warden COMMAND [ARGS]\n"
 	      "\n"
+	      "  chat [OPTIONS] [MESSAGE]            the conversation (the default; docs/chat.md)\n"
+	      "  serve --stdio [OPTIONS]             JSON-lines API for other programs (docs/serve.md)\n"
 	      "  run [OPTIONS] -- PROGRAM [ARG...]   run one program in a fresh jail\n"
 	      "  policy check FILE | show NAME | list\n"
 	      "  audit [--session ID] [--denied] [--json] [--audit-log FILE]\n"
@@ -21,10 +24,13 @@ int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
-	if (!cmd || !strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
-		usage(cmd ? stdout : stderr);
-		return cmd ? 0 : 2;
+	if (cmd && (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h"))) {
+		usage(stdout);
+		return 0;
 	}
+	/* `warden` alone, or with chat options or a message, is `warden chat` */
+	if (!cmd || cmd[0] == '-')
+		return cmd_chat(argc, argv);
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
 		puts("warden " WARDEN_VERSION);
 		return 0;
@@ -35,6 +41,10 @@ int main(int argc, char **argv)
 		return cmd_policy(argc - 1, argv + 1);
 	if (!strcmp(cmd, "audit"))
 		return cmd_audit(argc - 1, argv + 1);
+	if (!strcmp(cmd, "serve"))
+		return cmd_serve(argc - 1, argv + 1);
+	if (!strcmp(cmd, "chat"))
+		return cmd_chat(argc - 1, argv + 1);
 	if (!strcmp(cmd, "doctor"))
 		return cmd_doctor(argc - 1, argv + 1);
 	fprintf(stderr, "warden: unknown command '%s'; try `warden --help`\n", cmd);

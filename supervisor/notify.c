@@ -53,6 +53,7 @@ int wnotify_handle(struct wnotify *w)
 {
 	struct wdenied *d;
 
+	w->last = NULL;
 	memset(w->req, 0, sizeof(*w->req));
 	if (seccomp_notify_receive(w->fd, w->req) < 0) {
 		/* ENOENT: the task died before we read it; anything else means
@@ -70,6 +71,7 @@ int wnotify_handle(struct wnotify *w)
 	d = lookup(w, w->req->data.arch, w->req->data.nr);
 	d->count++;
 	w->total++;
+	w->last = d;
 	if (w->audit && d->count <= WNOTIFY_AUDIT_EACH) {
 		json_object *rec = json_object_new_object();
 		json_object *args = json_object_new_array();

@@ -34,6 +34,7 @@
 #include "warden/reaper.h"
 #include "warden/run.h"
 #include "warden/util.h"
+#include "sv.h"
 
 #define RELAY_BUF (64 * 1024)
 #define CPU_POLL_MS 100
@@ -43,13 +44,6 @@ const char *wreason_name(enum wreason r)
 	static const char *const n[] = { "exited", "signaled", "timeout", "oom", "pids",
 	                                 "cpu_time", "output", "error" };
 	return (unsigned)r < ARRAY_SIZE(n) ? n[r] : "error";
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static void apply_overrides(struct wpolicy *p, const struct wrun_opts *o)
@@ -62,85 +56,6 @@ static void apply_overrides(struct wpolicy *p, const struct wrun_opts *o)
 	if (o->set_output) p->limits.output = o->output;
 	if (o->net && !strcmp(o->net, "none")) p->net = WNET_NONE;
 	if (o->net && !strcmp(o->net, "proxy")) p->net = WNET_PROXY;
-}
-
-static const char *caller_home(void)
-{
-	const char *h = getenv("HOME");
-	struct passwd *pw;
-
-	if (h && h[0] == '/' && strcmp(h, "/"))
-		return h;
-	pw = getpwuid(getuid());
-	return (pw && pw->pw_dir[0] == '/' && strcmp(pw->pw_dir, "/")) ? pw->pw_dir : "/home/user";
-}
-
-/* Only the policy's env.pass and env.set (and --env) reach the jail. */
-static char **build_env(const struct wpolicy *p, const struct wrun_opts *o,
-                        const char *ws, const char *home, struct werr *err)
-{
-	size_t cap = p->env_pass.n + p->env_set_keys.n + o->n_env + 1, n = 0, i;
-	char **env = xcalloc(cap, sizeof(char *));
-
-#define PUT(name, val) do {                                                   \
-		size_t _l = strlen(name);                                     \
-		for (size_t _j = 0; _j < n; _j++)                             \
-			if (!strncmp(env[_j], name, _l) && env[_j][_l] == '=') { \
-				free(env[_j]);                                \
-				env[_j] = env[--n];                           \
-			}                                                     \
-		env[n++] = xasprintf("%s=%s", name, val);                     \
-	} while (0)
-
-	for (i = 0; i < p->env_pass.n; i++) {
-		const char *v = getenv(p->env_pass.v[i]);
-		if (v)
-			PUT(p->env_pass.v[i], v);
-	}
-	for (i = 0; i < p->env_set_keys.n; i++) {
-		const char *raw = p->env_set_vals.v[i];
-		char *val = NULL;
-		if (strchr(raw, '$')) {
-			if (policy_expand(raw, ws, home, &val, err) < 0)
-				goto fail;
-		} else {
-			val = xstrdup(raw);
-		}
-		PUT(p->env_set_keys.v[i], val);
-		free(val);
-	}
-	for (i = 0; i < o->n_env; i++) {
-		const char *eq = strchr(o->env[i], '=');
-		char name[256];
-		size_t l = eq ? (size_t)(eq - o->env[i]) : strlen(o->env[i]);
-		if (l == 0 || l >= sizeof(name)) {
-			werr_set(err, 0, "--env '%s': write NAME=VALUE or NAME", o->env[i]);
-			goto fail;
-		}
-		memcpy(name, o->env[i], l);
-		name[l] = '\0';
-		if (eq)
-			PUT(name, eq + 1);
-		else if (getenv(name))
-			PUT(name, getenv(name));
-	}
-#undef PUT
-	env[n] = NULL;
-	return env;
-fail:
-	for (i = 0; i < n; i++)
-		free(env[i]);
-	free(env);
-	return NULL;
-}
-
-static void free_env(char **env)
-{
-	if (!env)
-		return;
-	for (char **e = env; *e; e++)
-		free(*e);
-	free(env);
 }
 
 /* --- the event loop ---------------------------------------------------- */
@@ -282,38 +197,6 @@ static void on_signal(struct loop *l)
 	}
 }
 
-/* CPU of the jail's pid 1 plus the children it has reaped, from
- * /proc/PID/stat (utime, stime, cutime, cstime).  The fallback when no
- * cgroup counts the group: RLIMIT_CPU stops every other process, but pid 1
- * of a namespace ignores the SIGXCPU it sends.  The comm field is chosen
- * by the jail and may hold spaces or ')': parse from the last ')'. */
-static bool pid1_cpu_ns(pid_t pid, uint64_t *ns)
-{
-	char path[64], buf[1024];
-	unsigned long long v[4];
-	ssize_t n;
-	char *p;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	/* after ") ": state ppid pgrp session tty tpgid flags minflt cminflt
-	 * majflt cmajflt, then utime stime cutime cstime */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
-	                 &v[0], &v[1], &v[2], &v[3]) != 4)
-		return false;
-	*ns = (v[0] + v[1] + v[2] + v[3]) * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
-	return true;
-}
-
 static void on_cpu_tick(struct loop *l)
 {
 	uint64_t ticks, ns = 0;
@@ -326,7 +209,7 @@ static void on_cpu_tick(struct loop *l)
 		if (!st.have_cpu)
 			return;
 		ns = st.cpu_ns;
-	} else if (!pid1_cpu_ns(l->pid, &ns)) {
+	} else if (!sv_pid1_cpu_ns(l->pid, &ns)) {
 		return;
 	}
 	if (ns >= l->cpu_limit_ns)
@@ -431,13 +314,6 @@ static void write_json_file(const char *path, json_object *o)
 	free(tmp);
 }
 
-static void new_session_id(char *buf, size_t len)
-{
-	unsigned char r[6] = { 0 };
-	(void)!getrandom(r, sizeof(r), 0);
-	snprintf(buf, len, "%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4], r[5]);
-}
-
 static json_object *strv_json(char *const *v)
 {
 	json_object *a = json_object_new_array();
@@ -476,7 +352,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	memset(res, 0, sizeof(*res));
 	res->reason = WR_ERROR;
 	res->exit_status = 125;
-	new_session_id(res->session, sizeof(res->session));
+	sv_new_session_id(res->session, sizeof(res->session));
 
 	/* policy */
 	if (o->policy_file && o->profile)
@@ -493,23 +369,10 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	}
 
 	/* workspace: resolved, must be a directory, never / itself */
-	if (!realpath(o->workspace ? o->workspace : ".", ws)) {
-		werr_set(err, errno, "workspace %s", o->workspace ? o->workspace : ".");
+	if (sv_resolve_workspace(o->workspace, ws, err) < 0)
 		goto out;
-	}
-	{
-		struct stat sb;
-		if (stat(ws, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
-			werr_set(err, ENOTDIR, "workspace %s", ws);
-			goto out;
-		}
-	}
-	if (!strcmp(ws, "/")) {
-		werr_set(err, 0, "the workspace cannot be /; pass --workspace DIR with a project directory");
-		goto out;
-	}
-	home = caller_home();
-	env = build_env(pol, o, ws, home, err);
+	home = sv_caller_home();
+	env = sv_build_env(pol, o->env, o->n_env, ws, home, err);
 	if (!env)
 		goto out;
 
@@ -579,7 +442,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 		json_object_object_add(rec, "uid", json_object_new_int((int)getuid()));
 		waudit_emit(audit, "run_start", rec);
 
-		t0 = now_ms();
+		t0 = sv_now_ms();
 		if (jail_start(&spec, &jail, err) < 0) {
 			rec = json_object_new_object();
 			json_object_object_add(rec, "session", json_object_new_string(res->session));
@@ -641,7 +504,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	memset(&ru, 0, sizeof(ru));
 	while (syscall(SYS_waitid, P_PIDFD, jail.pidfd, &si, WEXITED, &ru) < 0 && errno == EINTR)
 		;
-	res->wall_ms = now_ms() - t0;
+	res->wall_ms = sv_now_ms() - t0;
 	wcg_stats(cg, &st);
 	res->cpu_ms = st.have_cpu ? st.cpu_ns / 1000000
 	                          : (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
@@ -771,7 +634,7 @@ out:
 	if (filter)
 		seccomp_release(filter);
 	waudit_close(audit);
-	free_env(env);
+	sv_free_env(env);
 	policy_free(pol);
 	return ret;
 }

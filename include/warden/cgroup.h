@@ -72,6 +72,9 @@ void wcg_destroy(struct wcg *cg);
 /* Remove leftover empty "warden-<pid>-*" groups whose <pid> is no longer
  * running (a warden that was SIGKILLed).  Best effort, called at start-up. */
 void wcg_gc(void);
+/* Kill and remove every "warden-<owner>-*" group, alive owner or not: the
+ * session server's single watchdog, once the server is gone. */
+void wcg_gc_owner(pid_t owner);
 
 /* What this machine offers, for `warden doctor`: one line per controller,
  * e.g. "memory: cgroup-v1 (/sys/fs/cgroup/memory/...), writable". */

@@ -8,6 +8,8 @@ int cmd_run(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_chat(int argc, char **argv);
 
 /* "warden: <msg>" on stderr, one line. */
 void wlog_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -27,6 +27,8 @@ struct wnotify {
 	uint64_t total;
 	struct waudit *audit;      /* may be NULL */
 	const char *session;
+	struct wdenied *last;      /* the entry of the last answered call, or NULL
+	                              (valid until the next wnotify_handle) */
 };
 
 int wnotify_init(struct wnotify *w, int fd, struct waudit *audit, const char *session,

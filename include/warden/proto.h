@@ -19,7 +19,8 @@
  *                                                      allowed profiles (list)
  *   OPEN       req, profile, workspace, flags OPENED   req, session, audit id,
  *                                                      policy JSON, languages JSON
- *   RUN        session, block, language, code OUTPUT   session, block, stream, data
+ *   RUN        session, block, language, code, OUTPUT   session, block, stream, data
+ *              approval
  *   INTERRUPT  session                        RESULT   (struct wresult)
  *   CLOSE      session                        AUDIT    session, block, syscall, count
  *   LANGS      req                            CLOSED   session
@@ -79,6 +80,12 @@ const char *wmsg_type_name(uint8_t type);   /* "RUN", or "unknown" */
 /* OPEN flags */
 #define WOPEN_ONESHOT 0x1u        /* every block in a fresh jail */
 
+/* RUN approval: how the code came to run, as the broker reports it (the
+ * audit log records it as the broker's word, not as a fact). */
+enum wapproval { WAPPROVE_API = 0, WAPPROVE_AUTO = 1, WAPPROVE_USER = 2, WAPPROVE_EDITED = 3,
+                 WAPPROVE__N };
+const char *wapproval_name(unsigned a);   /* "api", "auto", "user", "edited" */
+
 /* OUTPUT streams */
 enum { WSTREAM_STDOUT = 1, WSTREAM_STDERR = 2 };
 
@@ -114,7 +121,8 @@ struct wresult {
 
 /* A decoded frame.  Only the fields of its type are set (WELCOME: version,
  * profile, workspace, list; OPENED: req, session, audit_id, json = policy,
- * langs; EDIT/EDITED/ERROR: text; AUDIT: syscall, count); strings are
+ * langs; RUN: language, data = code, flags = approval; EDIT/EDITED/ERROR:
+ * text; AUDIT: syscall, count); strings are
  * malloc'd and owned (wmsg_free), `data` points into the frame buffer and
  * is valid until the next read on the same connection. */
 struct wmsg {
@@ -139,6 +147,9 @@ int wproto_open(struct wbuf *out, uint32_t req, const char *profile, const char 
                 uint32_t flags, struct werr *err);
 int wproto_run(struct wbuf *out, uint32_t session, uint32_t block, const char *language,
                const void *code, size_t len, struct werr *err);
+/* wproto_run with an approval (wproto_run sends WAPPROVE_API). */
+int wproto_run_approved(struct wbuf *out, uint32_t session, uint32_t block, const char *language,
+                        const void *code, size_t len, uint32_t approval, struct werr *err);
 int wproto_interrupt(struct wbuf *out, uint32_t session, struct werr *err);
 int wproto_close(struct wbuf *out, uint32_t session, struct werr *err);
 int wproto_langs(struct wbuf *out, uint32_t req, struct werr *err);

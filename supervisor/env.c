@@ -1,0 +1,168 @@
+/* The jail's environment, workspaces and ids (supervisor/sv.h). */
+#include <errno.h>
+#include <openssl/evp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "sv.h"
+#include "warden/util.h"
+
+uint64_t sv_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+const char *sv_caller_home(void)
+{
+	const char *h = getenv("HOME");
+	struct passwd *pw;
+
+	if (h && h[0] == '/' && strcmp(h, "/"))
+		return h;
+	pw = getpwuid(getuid());
+	return (pw && pw->pw_dir[0] == '/' && strcmp(pw->pw_dir, "/")) ? pw->pw_dir : "/home/user";
+}
+
+/* Set NAME=VAL, replacing an earlier NAME. */
+static void env_put(char **env, size_t *n, const char *name, size_t name_len, const char *val)
+{
+	for (size_t j = 0; j < *n; j++)
+		if (!strncmp(env[j], name, name_len) && env[j][name_len] == '=') {
+			free(env[j]);
+			env[j] = env[--*n];
+			break;
+		}
+	env[(*n)++] = xasprintf("%.*s=%s", (int)name_len, name, val);
+}
+
+/* Only the policy's env.pass and env.set (and the caller's extras) reach
+ * the jail: secrets in warden's own environment never do. */
+char **sv_build_env(const struct wpolicy *p, const char *const *extra, size_t n_extra,
+                    const char *ws, const char *home, struct werr *err)
+{
+	size_t cap = p->env_pass.n + p->env_set_keys.n + n_extra + 1, n = 0, i;
+	char **env = xcalloc(cap, sizeof(char *));
+
+	for (i = 0; i < p->env_pass.n; i++) {
+		const char *v = getenv(p->env_pass.v[i]);
+		if (v)
+			env_put(env, &n, p->env_pass.v[i], strlen(p->env_pass.v[i]), v);
+	}
+	for (i = 0; i < p->env_set_keys.n; i++) {
+		const char *raw = p->env_set_vals.v[i];
+		char *val = NULL;
+		if (strchr(raw, '$')) {
+			if (policy_expand(raw, ws, home, &val, err) < 0)
+				goto fail;
+		} else {
+			val = xstrdup(raw);
+		}
+		env_put(env, &n, p->env_set_keys.v[i], strlen(p->env_set_keys.v[i]), val);
+		free(val);
+	}
+	for (i = 0; i < n_extra; i++) {
+		const char *eq = strchr(extra[i], '=');
+		size_t l = eq ? (size_t)(eq - extra[i]) : strlen(extra[i]);
+		char name[256];
+
+		if (l == 0 || l >= sizeof(name)) {
+			werr_set(err, 0, "--env '%s': write NAME=VALUE or NAME", extra[i]);
+			goto fail;
+		}
+		memcpy(name, extra[i], l);
+		name[l] = '\0';
+		if (eq)
+			env_put(env, &n, name, l, eq + 1);
+		else if (getenv(name))
+			env_put(env, &n, name, l, getenv(name));
+	}
+	env[n] = NULL;
+	return env;
+fail:
+	env[n] = NULL;
+	sv_free_env(env);
+	return NULL;
+}
+
+void sv_free_env(char **env)
+{
+	if (!env)
+		return;
+	for (char **e = env; *e; e++)
+		free(*e);
+	free(env);
+}
+
+void sv_new_session_id(char *buf, size_t len)
+{
+	unsigned char r[6] = { 0 };
+	(void)!getrandom(r, sizeof(r), 0);
+	snprintf(buf, len, "%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4], r[5]);
+}
+
+int sv_resolve_workspace(const char *in, char out[PATH_MAX], struct werr *err)
+{
+	struct stat sb;
+
+	if (!realpath(in ? in : ".", out))
+		return werr_set(err, errno, "workspace %s", in ? in : ".");
+	if (stat(out, &sb) < 0 || !S_ISDIR(sb.st_mode))
+		return werr_set(err, ENOTDIR, "workspace %s", out);
+	if (!strcmp(out, "/"))
+		return werr_set(err, 0, "the workspace cannot be /; pass --workspace DIR with a project directory");
+	return 0;
+}
+
+void sv_sha256_hex(const void *data, size_t len, char out[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+
+	out[0] = '\0';
+	if (!EVP_Digest(data, len, md, &n, EVP_sha256(), NULL))
+		return;
+	for (unsigned i = 0; i < n && i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+/* CPU of the jail's pid 1 plus the children it has reaped, from
+ * /proc/PID/stat (utime, stime, cutime, cstime).  The fallback when no
+ * cgroup counts the group: RLIMIT_CPU stops every other process, but pid 1
+ * of a namespace ignores the SIGXCPU it sends.  The comm field is chosen
+ * by the jail and may hold spaces or ')': parse from the last ')'. */
+bool sv_pid1_cpu_ns(pid_t pid, uint64_t *ns)
+{
+	char path[64], buf[1024];
+	unsigned long long v[4];
+	ssize_t n;
+	char *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	/* after ") ": state ppid pgrp session tty tpgid flags minflt cminflt
+	 * majflt cmajflt, then utime stime cutime cstime */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+	                 &v[0], &v[1], &v[2], &v[3]) != 4)
+		return false;
+	*ns = (v[0] + v[1] + v[2] + v[3]) * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
+	return true;
+}
+

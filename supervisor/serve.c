@@ -1,0 +1,730 @@
+/* warden serve --stdio and warden chat: the supervisor half of the
+ * privilege split (design.md §2).
+ *
+ *   1. load every profile the user allowed, and resolve the workspace
+ *      roots (trusted input: the command line and the policy files);
+ *   2. start one cgroup watchdog for the whole server;
+ *   3. start the broker (warden-broker) with a socketpair on its fd 3 --
+ *      as root, after switching it to an unprivileged user;
+ *   4. serve it in one epoll loop until it exits or misbehaves, then kill
+ *      every jail and exit with the broker's status.
+ *
+ * The supervisor never parses JSON from the broker and never links
+ * libcurl; the broker never holds a capability or a jail's fds. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "sv.h"
+#include "warden/cmd.h"
+#include "warden/util.h"
+
+#define BROKER_FD 3
+#define OUT_HIGH (8u * 1024 * 1024)    /* stop reading jails' output above this */
+#define OUT_LOW (1u * 1024 * 1024)     /* and start again below this */
+#define OUT_DEAD (64u * 1024 * 1024)   /* a broker this far behind is not reading */
+
+/* --- the loop's plumbing ---------------------------------------------------- */
+
+void sv_watch(struct sv *sv, struct sv_src *src, int fd, uint32_t events,
+              void (*cb)(struct sv *, struct sv_src *, uint32_t), void *ctx)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = src };
+
+	src->fd = fd;
+	src->cb = cb;
+	src->ctx = ctx;
+	if (fd >= 0 && epoll_ctl(sv->ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+		wlog_warn("epoll: %s", strerror(errno));
+}
+
+void sv_rearm(struct sv *sv, struct sv_src *src, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = src };
+
+	if (src->fd >= 0)
+		epoll_ctl(sv->ep, EPOLL_CTL_MOD, src->fd, &ev);
+}
+
+void sv_unwatch(struct sv *sv, struct sv_src *src)
+{
+	if (src->fd < 0)
+		return;
+	epoll_ctl(sv->ep, EPOLL_CTL_DEL, src->fd, NULL);
+	close(src->fd);
+	src->fd = -1;
+}
+
+static void quit(struct sv *sv, int status)
+{
+	if (!sv->quitting)
+		sv->exit_status = status;
+	sv->quitting = true;
+}
+
+void sv_send_begin(struct sv *sv)
+{
+	(void)sv;
+}
+
+void sv_send_end(struct sv *sv, int rc, struct werr *err)
+{
+	struct werr ferr = { 0 };
+
+	if (rc < 0) {
+		wlog_error("internal: %s", err->msg);
+		quit(sv, 125);
+		return;
+	}
+	if (sv->broker.fd < 0)
+		return;
+	if (wconn_flush(&sv->broker, &ferr) < 0) {
+		quit(sv, 125);
+		return;
+	}
+	if (sv->broker.out.len > OUT_DEAD) {
+		wlog_error("the broker stopped reading (%zu bytes queued); ending it", sv->broker.out.len);
+		quit(sv, 125);
+		return;
+	}
+	if (sv->broker.out.len && !sv->broker_writable_armed) {
+		sv_rearm(sv, &sv->broker_src, EPOLLIN | EPOLLOUT);
+		sv->broker_writable_armed = true;
+	}
+}
+
+bool sv_broker_behind(const struct sv *sv)
+{
+	return sv->broker.out.len > OUT_HIGH;
+}
+
+static void on_broker(struct sv *sv, struct sv_src *src, uint32_t events)
+{
+	struct werr err = { 0 };
+	struct wmsg m;
+	int rc;
+
+	if (events & EPOLLOUT) {
+		if (wconn_flush(&sv->broker, &err) < 0) {
+			quit(sv, 125);
+			return;
+		}
+		if (!sv->broker.out.len) {
+			sv_rearm(sv, src, EPOLLIN);
+			sv->broker_writable_armed = false;
+		}
+		if (sv->broker.out.len < OUT_LOW)
+			sess_resume_output(sv);
+	}
+	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		return;
+	if (wconn_fill(&sv->broker, &err) < 0) {
+		/* EOF: the broker is gone; its exit status comes by pidfd */
+		sv_rearm(sv, src, 0);
+		if (!sv->broker.eof)
+			quit(sv, 125);
+		sess_close_all(sv, "the broker ended");
+		return;
+	}
+	while (!sv->quitting && (rc = wconn_next(&sv->broker, &m, &err)) != 0) {
+		if (rc < 0 || sv_dispatch(sv, &m) < 0) {
+			if (rc < 0)
+				wlog_error("malformed frame from the broker: %s; ending it", err.msg);
+			wmsg_free(&m);
+			if (sv->broker_pid > 0)
+				kill(sv->broker_pid, SIGKILL);
+			quit(sv, 125);
+			return;
+		}
+		wmsg_free(&m);
+	}
+}
+
+static void on_broker_exit(struct sv *sv, struct sv_src *src, uint32_t events)
+{
+	siginfo_t si = { 0 };
+
+	while (syscall(SYS_waitid, P_PIDFD, src->fd, &si, WEXITED, NULL) < 0 && errno == EINTR)
+		;
+	sv_unwatch(sv, src);
+	sv->broker_pid = 0;
+	quit(sv, si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status);
+}
+
+static void on_signal(struct sv *sv, struct sv_src *src, uint32_t events)
+{
+	struct signalfd_siginfo si;
+
+	while (read(src->fd, &si, sizeof(si)) == sizeof(si)) {
+		if (sv->broker_pid > 0)
+			kill(sv->broker_pid, SIGTERM);
+		quit(sv, 128 + (int)si.ssi_signo);
+	}
+}
+
+/* --- EDIT ------------------------------------------------------------------ */
+
+/* The user's own editor, as the user, on a private copy of the code.  The
+ * text comes from the broker (so from the model): it is only ever data in a
+ * file, never part of a command line.  Documented in SECURITY.md: an
+ * editor that executes modelines would act on that data. */
+int sv_edit(struct sv *sv, const char *text, char **out, struct werr *err)
+{
+	char dir[] = "/tmp/warden-edit-XXXXXX", path[64];
+	size_t len = 0;
+	int fd, status = 0;
+	pid_t pid;
+
+	*out = NULL;
+	if (!mkdtemp(dir))
+		return werr_set(err, errno, "creating a directory for the editor");
+	snprintf(path, sizeof(path), "%s/block.txt", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || write_all(fd, text, strlen(text)) < 0) {
+		werr_set(err, errno, "writing %s", path);
+		goto out;
+	}
+	close(fd);
+	fd = -1;
+	pid = fork();
+	if (pid == 0) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		execl("/bin/sh", "sh", "-c", "exec ${VISUAL:-${EDITOR:-vi}} \"$1\"", "sh", path,
+		      (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0) {
+		werr_set(err, errno, "starting the editor");
+		goto out;
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		werr_set(err, 0, "the editor ($VISUAL/$EDITOR) failed; the code was not changed");
+		goto out;
+	}
+	if (read_file_buf(path, WPROTO_CODE_MAX, out, &len, err) < 0)
+		goto out;
+	if (len > WPROTO_CODE_MAX || memchr(*out, '\0', len)) {
+		free(*out);
+		*out = NULL;
+		werr_set(err, 0, "the edited code is too large or holds a NUL byte");
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	rmdir(dir);
+	(void)sv;
+	return *out ? 0 : -1;
+}
+
+/* --- starting the broker ---------------------------------------------------- */
+
+/* Next to warden itself (the build tree), else PREFIX/libexec/warden. */
+static char *broker_path(void)
+{
+	char self[PATH_MAX], *slash, *p;
+	ssize_t n;
+
+	if (getenv("WARDEN_BROKER") && getenv("WARDEN_BROKER")[0] == '/')
+		return xstrdup(getenv("WARDEN_BROKER"));
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return xstrdup("/usr/local/libexec/warden/warden-broker");
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	*slash = '\0';
+	p = xasprintf("%s/warden-broker", self);
+	if (access(p, X_OK) == 0)
+		return p;
+	free(p);
+	return xasprintf("%s/../libexec/warden/warden-broker", self);
+}
+
+/* As root the broker runs as an unprivileged user, with its own config
+ * (/etc/warden, read-only) and data (/var/lib/warden/broker) directories. */
+static int broker_identity(const char *user, uid_t *uid, gid_t *gid, struct werr *err)
+{
+	struct passwd *pw = getpwnam(user);
+	const char *dirs[] = { "/var/lib/warden", "/var/lib/warden/broker" };
+
+	if (!pw)
+		return werr_set(err, 0, "--broker-user %s: no such user", user);
+	if (pw->pw_uid == 0)
+		return werr_set(err, 0, "--broker-user %s: the broker never runs as root", user);
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		struct stat sb;
+		if (mkdir(dirs[i], i ? 0700 : 0755) < 0 && errno != EEXIST)
+			return werr_set(err, errno, "creating %s", dirs[i]);
+		/* lstat: the directory must be a real directory we own, not a link */
+		if (lstat(dirs[i], &sb) < 0 || !S_ISDIR(sb.st_mode))
+			return werr_set(err, ENOTDIR, "%s", dirs[i]);
+	}
+	if (chown(dirs[1], *uid, *gid) < 0)
+		return werr_set(err, errno, "chown %s", dirs[1]);
+	return 0;
+}
+
+static pid_t start_broker(char **argv, int sock, const char *user, struct werr *err)
+{
+	uid_t uid = 0;
+	gid_t gid = 0;
+	bool drop = geteuid() == 0;
+	pid_t pid;
+
+	if (drop && broker_identity(user, &uid, &gid, err) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		werr_set(err, errno, "starting the broker");
+		return -1;
+	}
+	if (pid == 0) {
+		sigset_t none;
+
+		if (dup2(sock, BROKER_FD) < 0)
+			_exit(125);
+		/* Privileged step: give up root for good before the broker runs.
+		 * setgroups, then gid, then uid; read back, since a half-dropped
+		 * broker must never run. */
+		if (drop) {
+			if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+			    setresuid(uid, uid, uid) < 0 || getuid() != uid || geteuid() != uid ||
+			    getegid() != gid || setuid(0) == 0) {
+				fprintf(stderr, "warden: could not switch the broker to an unprivileged user\n");
+				_exit(125);
+			}
+			setenv("HOME", "/var/lib/warden/broker", 1);
+			setenv("XDG_DATA_HOME", "/var/lib/warden/broker", 1);
+			setenv("XDG_CONFIG_HOME", "/etc", 1);
+			unsetenv("XDG_STATE_HOME");
+		}
+		/* after the uid change, which clears it */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(125);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		execv(argv[0], argv);
+		fprintf(stderr, "warden: cannot run the broker %s: %s; reinstall warden or set "
+		        "WARDEN_BROKER\n", argv[0], strerror(errno));
+		_exit(125);
+	}
+	return pid;
+}
+
+/* One watchdog for the server's cgroups: when the server is gone, for any
+ * reason, it kills and removes every "warden-<server pid>-*" group. */
+static int start_watchdog(void)
+{
+	int p[2];
+	pid_t owner = getpid(), pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		sigset_t all;
+		char c;
+		setsid();
+		sigfillset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		close(p[1]);
+		for (int fd = 0; fd < 3; fd++)
+			if (fd != 2)
+				close(fd);
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+		wcg_gc_owner(owner);
+		_exit(0);
+	}
+	close(p[0]);
+	if (pid < 0) {
+		close(p[1]);
+		return -1;
+	}
+	return p[1];
+}
+
+/* --- the command line --------------------------------------------------------- */
+
+struct sv_opts {
+	const char *profiles[32];
+	size_t n_profiles;
+	const char *policy_file, *audit_log, *broker_user;
+	const char *roots[32];
+	size_t n_roots;
+	bool stdio;
+};
+
+static int add_policy(struct sv *sv, struct wpolicy *p)
+{
+	for (size_t i = 0; i < sv->n_pols; i++)
+		if (!strcmp(sv->pols[i]->name, p->name)) {
+			policy_free(p);
+			return 0;
+		}
+	sv->pols = realloc(sv->pols, (sv->n_pols + 1) * sizeof(*sv->pols));
+	if (!sv->pols)
+		abort();
+	sv->pols[sv->n_pols++] = p;
+	return 0;
+}
+
+/* Every allowed profile is loaded now, so a broken one fails at start with
+ * its file:line:column, never in the middle of a conversation. */
+static int load_policies(struct sv *sv, const struct sv_opts *o, struct werr *err)
+{
+	struct wpolicy *p = NULL;
+
+	if (o->policy_file) {
+		if (policy_load_file(o->policy_file, &p, err) < 0)
+			return -1;
+		add_policy(sv, p);
+	}
+	if (!o->n_profiles && !o->policy_file) {
+		if (policy_load_profile("workspace", &p, err) < 0)
+			return -1;
+		add_policy(sv, p);
+	}
+	for (size_t i = 0; i < o->n_profiles; i++) {
+		if (policy_load_profile(o->profiles[i], &p, err) < 0)
+			return -1;
+		add_policy(sv, p);
+	}
+	for (size_t i = 0; i < sv->n_pols; i++)
+		if (sv->pols[i]->net == WNET_PROXY)
+			return werr_set(err, 0, "profile %s: network mode \"proxy\" is not supported yet; "
+			                "allow a profile whose network.mode is \"none\"", sv->pols[i]->name);
+	return 0;
+}
+
+static int load_roots(struct sv *sv, const struct sv_opts *o, struct werr *err)
+{
+	char ws[PATH_MAX];
+
+	if (sv_resolve_workspace(o->n_roots ? o->roots[0] : ".", ws, err) < 0)
+		return -1;
+	sv->roots = xcalloc(o->n_roots + 1, sizeof(char *));
+	sv->roots[sv->n_roots++] = xstrdup(ws);
+	for (size_t i = 1; i < o->n_roots; i++) {
+		if (sv_resolve_workspace(o->roots[i], ws, err) < 0)
+			return -1;
+		sv->roots[sv->n_roots++] = xstrdup(ws);
+	}
+	return 0;
+}
+
+/* chat: the sandbox profiles named in the user's own config.json
+ * (sandbox_profile, at the top and in each chat profile) are allowed too;
+ * the user wrote them.  A config that does not parse is the broker's to
+ * report, with its line; here it only allows nothing. */
+static void config_profiles(struct sv_opts *o)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	_cleanup_free_ char *path = NULL;
+	json_object *root, *v, *profs;
+
+	if (geteuid() == 0)
+		path = xstrdup("/etc/warden/config.json");
+	else if (xdg && xdg[0] == '/')
+		path = xasprintf("%s/warden/config.json", xdg);
+	else if (home && home[0] == '/')
+		path = xasprintf("%s/.config/warden/config.json", home);
+	else
+		return;
+	root = json_object_from_file(path);
+	if (!root)
+		return;
+	if (json_object_object_get_ex(root, "sandbox_profile", &v) && json_object_is_type(v, json_type_string) &&
+	    o->n_profiles < ARRAY_SIZE(o->profiles))
+		o->profiles[o->n_profiles++] = strdup(json_object_get_string(v));
+	if (json_object_object_get_ex(root, "profiles", &profs) && json_object_is_type(profs, json_type_object)) {
+		json_object_object_foreach(profs, name, prof) {
+			(void)name;
+			if (json_object_object_get_ex(prof, "sandbox_profile", &v) &&
+			    json_object_is_type(v, json_type_string) && o->n_profiles < ARRAY_SIZE(o->profiles))
+				o->profiles[o->n_profiles++] = strdup(json_object_get_string(v));
+		}
+	}
+	json_object_put(root);
+}
+
+enum { O_PROFILE = 256, O_POLICY, O_ALLOW_PROFILE, O_WORKSPACE, O_ALLOW_WS, O_AUDIT, O_USER,
+       O_STDIO, O_SANDBOX, O_HELP };
+
+static void serve_usage(FILE *f)
+{
+	fputs("usage: warden serve --stdio [OPTIONS]\n"
+	      "\n"
+	      "A JSON-lines API on stdin/stdout: sessions whose code runs in jails (docs/serve.md).\n"
+	      "\n"
+	      "  --profile NAME          the default sandbox profile (default: workspace)\n"
+	      "  --policy FILE           a policy file, allowed and made the default\n"
+	      "  --allow-profile NAME    also allow this profile in \"open\" (repeatable)\n"
+	      "  --workspace DIR         the default workspace (default: .); \"open\" may name it or\n"
+	      "                          a directory below it\n"
+	      "  --allow-workspace DIR   another allowed workspace root (repeatable)\n"
+	      "  --audit-log FILE        where audit records go\n"
+	      "  --broker-user USER      as root: the broker's user (default: nobody)\n", f);
+}
+
+/* The supervisor's own options; everything else goes to the broker. */
+static int parse_sv_opts(int argc, char **argv, bool chat, struct sv_opts *o, char ***rest,
+                         int *n_rest)
+{
+	static const struct option serve_long[] = {
+		{ "stdio", no_argument, NULL, O_STDIO },
+		{ "profile", required_argument, NULL, O_PROFILE },
+		{ "sandbox-profile", required_argument, NULL, O_SANDBOX },
+		{ "policy", required_argument, NULL, O_POLICY },
+		{ "allow-profile", required_argument, NULL, O_ALLOW_PROFILE },
+		{ "workspace", required_argument, NULL, O_WORKSPACE },
+		{ "allow-workspace", required_argument, NULL, O_ALLOW_WS },
+		{ "audit-log", required_argument, NULL, O_AUDIT },
+		{ "broker-user", required_argument, NULL, O_USER },
+		{ "help", no_argument, NULL, O_HELP },
+		{ 0 }
+	};
+	char **out = xcalloc((size_t)argc + 1, sizeof(char *));
+	int n = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->broker_user = "nobody";
+	o->roots[o->n_roots++] = ".";
+	/* chat: pull ours out by hand, pass the rest through untouched */
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *eq = strchr(a, '=');
+		size_t klen = eq ? (size_t)(eq - a) : strlen(a);
+		const struct option *opt = NULL;
+		const char *val = NULL;
+
+		if (!strcmp(a, "--")) {
+			while (i < argc)
+				out[n++] = argv[i++];
+			break;
+		}
+		for (const struct option *so = serve_long; so->name; so++)
+			if (!strncmp(a, "--", 2) && strlen(so->name) == klen - 2 && !strncmp(a + 2, so->name, klen - 2))
+				opt = so;
+		/* in chat, --profile is the chat profile (Open Interpreter's) */
+		if (!opt || (chat && (opt->val == O_PROFILE || opt->val == O_HELP || opt->val == O_STDIO))) {
+			if (!chat) {
+				wlog_error("serve: unknown option %s; see `warden serve --help`", a);
+				free(out);
+				return -1;
+			}
+			out[n++] = argv[i];
+			continue;
+		}
+		if (opt->has_arg) {
+			val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+			if (!val) {
+				wlog_error("%s needs a value", a);
+				free(out);
+				return -1;
+			}
+		}
+		switch (opt->val) {
+		case O_STDIO: o->stdio = true; break;
+		case O_HELP: serve_usage(stdout); free(out); exit(0);
+		case O_PROFILE:
+		case O_SANDBOX:
+			/* the first named profile is the default */
+			if (o->n_profiles < ARRAY_SIZE(o->profiles)) {
+				memmove(o->profiles + 1, o->profiles, o->n_profiles * sizeof(char *));
+				o->profiles[0] = val;
+				o->n_profiles++;
+			}
+			break;
+		case O_ALLOW_PROFILE:
+			if (o->n_profiles < ARRAY_SIZE(o->profiles))
+				o->profiles[o->n_profiles++] = val;
+			break;
+		case O_POLICY: o->policy_file = val; break;
+		case O_WORKSPACE: o->roots[0] = val; break;
+		case O_ALLOW_WS:
+			if (o->n_roots < ARRAY_SIZE(o->roots))
+				o->roots[o->n_roots++] = val;
+			break;
+		case O_AUDIT: o->audit_log = val; break;
+		case O_USER: o->broker_user = val; break;
+		}
+	}
+	*rest = out;
+	*n_rest = n;
+	return 0;
+}
+
+static int run_server(int argc, char **argv, bool chat)
+{
+	struct sv *sv = xcalloc(1, sizeof(*sv));
+	struct sv_opts o;
+	struct werr err = { 0 };
+	char **rest = NULL, **bargv = NULL;
+	int n_rest = 0, sp[2] = { -1, -1 }, watchdog = -1, status = 125, pidfd;
+	sigset_t mask;
+	struct rlimit rl;
+
+	sv->ep = -1;
+	sv->broker.fd = -1;
+	if (parse_sv_opts(argc, argv, chat, &o, &rest, &n_rest) < 0) {
+		free(sv);
+		return 2;
+	}
+	if (!chat && !o.stdio) {
+		wlog_error("serve: say how to serve: --stdio (the only transport for now)");
+		status = 2;
+		goto out;
+	}
+	if (chat) {
+		if (o.n_profiles == 0 && !o.policy_file)
+			o.profiles[o.n_profiles++] = "workspace";
+		config_profiles(&o);
+	}
+	if (load_policies(sv, &o, &err) < 0 || load_roots(sv, &o, &err) < 0 ||
+	    waudit_open(o.audit_log, &sv->audit, &err) < 0) {
+		wlog_error("%s", err.msg);
+		goto out;
+	}
+	/* Many sessions hold many fds: use what we are given. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	sv->chat = chat;
+	sv->edit_ok = chat && isatty(0) && isatty(1);
+	wcg_gc();
+	watchdog = start_watchdog();
+
+	/* The signals we act on come through a signalfd.  In chat, Ctrl-C is
+	 * the broker's (it interrupts a block or the model), never ours. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	if (chat) {
+		signal(SIGINT, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+	} else {
+		sigaddset(&mask, SIGINT);
+		sigaddset(&mask, SIGQUIT);
+	}
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+		wlog_error("socketpair: %s", strerror(errno));
+		goto out;
+	}
+	bargv = xcalloc((size_t)n_rest + 4, sizeof(char *));
+	bargv[0] = broker_path();
+	bargv[1] = chat ? "chat" : "serve";
+	if (!chat)
+		bargv[2] = "--stdio";
+	for (int i = 0; i < n_rest; i++)
+		bargv[(chat ? 2 : 3) + i] = rest[i];
+	sv->broker_pid = start_broker(bargv, sp[1], o.broker_user, &err);
+	close(sp[1]);
+	if (sv->broker_pid < 0) {
+		wlog_error("%s", err.msg);
+		goto out;
+	}
+	sv->ep = epoll_create1(EPOLL_CLOEXEC);
+	fcntl(sp[0], F_SETFL, O_NONBLOCK);
+	wconn_init(&sv->broker, sp[0]);
+	sp[0] = -1;
+	sv_watch(sv, &sv->broker_src, sv->broker.fd, EPOLLIN, on_broker, NULL);
+	pidfd = (int)syscall(SYS_pidfd_open, sv->broker_pid, 0);
+	sv_watch(sv, &sv->broker_pid_src, pidfd, EPOLLIN, on_broker_exit, NULL);
+	sv_watch(sv, &sv->sig_src, signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK), EPOLLIN,
+	         on_signal, NULL);
+
+	while (!sv->quitting) {
+		struct epoll_event evs[32];
+		int n = epoll_wait(sv->ep, evs, ARRAY_SIZE(evs), -1);
+
+		if (n < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < n && !sv->quitting; i++) {
+			struct sv_src *src = evs[i].data.ptr;
+			if (src->fd >= 0)
+				src->cb(sv, src, evs[i].events);
+		}
+		while (sv->grave) {
+			struct sv_jail *j = sv->grave;
+			sv->grave = j->grave_next;
+			free(j);
+		}
+	}
+	status = sv->exit_status;
+out:
+	sess_close_all(sv, "warden is exiting");
+	while (sv->grave) {
+		struct sv_jail *j = sv->grave;
+		sv->grave = j->grave_next;
+		free(j);
+	}
+	if (sv->broker_pid > 0) {
+		/* the broker is asked to go, then made to */
+		kill(sv->broker_pid, SIGTERM);
+		for (int i = 0; i < 50 && waitpid(sv->broker_pid, NULL, WNOHANG) == 0; i++)
+			usleep(10000);
+		kill(sv->broker_pid, SIGKILL);
+		waitpid(sv->broker_pid, NULL, 0);
+	}
+	if (sv->broker.fd >= 0)
+		wconn_flush(&sv->broker, &err);
+	wconn_free(&sv->broker);
+	closep(&sv->ep);
+	closep(&watchdog);
+	waudit_close(sv->audit);
+	for (size_t i = 0; i < sv->n_pols; i++)
+		policy_free(sv->pols[i]);
+	free(sv->pols);
+	for (size_t i = 0; i < sv->n_roots; i++)
+		free(sv->roots[i]);
+	free(sv->roots);
+	if (bargv)
+		free(bargv[0]);
+	free(bargv);
+	free(rest);
+	free(sv);
+	return status;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	return run_server(argc, argv, false);
+}
+
+int cmd_chat(int argc, char **argv)
+{
+	return run_server(argc, argv, true);
+}

@@ -1,0 +1,774 @@
+/* Sessions and their jails (supervisor/session.h).
+ *
+ * A session holds at most one jail per language it has used; each jail runs
+ * that language's driver (include/warden/lang.h) as its pid 1, with the
+ * session's policy, its own cgroup and its own seccomp listener.  A block
+ * goes to the driver as "R <len>\n<code>" on the control socket and ends
+ * when the driver answers "D <status>\n" -- or when the jail ends, or when
+ * the supervisor kills it (wall time, cpu time, an interrupt that was not
+ * honoured).  Everything that comes from a jail is hostile: the control
+ * socket is parsed byte by byte with a fixed-size buffer and anything but
+ * a well-formed answer ends the jail; output is counted, cut to the
+ * policy's limit (head streamed, tail kept in a bounded ring) and never
+ * buffered without bound.
+ *
+ * Timing: one 100 ms tick per busy jail checks the wall time, the cpu time
+ * and the interrupt grace period; idle jails cost no wakeups. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "sv.h"
+#include "warden/cmd.h"
+#include "warden/filter.h"
+#include "warden/jail.h"
+#include "warden/util.h"
+
+#define TICK_MS 100
+#define INTERRUPT_GRACE_MS 3000
+#define DRAIN_MAX (256u * 1024)         /* per pipe, when a block ends */
+#define IDLE_OUTPUT_MAX (64u * 1024)    /* relayed between blocks, then dropped */
+
+struct sv_sess *sess_find(struct sv *sv, uint32_t id)
+{
+	for (struct sv_sess *s = sv->sessions; s; s = s->next)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
+static json_object *audit_rec(const struct sv_sess *s)
+{
+	json_object *rec = json_object_new_object();
+	json_object_object_add(rec, "session", json_object_new_string(s->audit_id));
+	return rec;
+}
+
+int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws, bool oneshot,
+              struct sv_sess **out, struct werr *err)
+{
+	struct sv_sess *s = xcalloc(1, sizeof(*s));
+	json_object *rec;
+
+	*out = NULL;
+	s->pol = pol;
+	s->oneshot = oneshot;
+	snprintf(s->ws, sizeof(s->ws), "%s", ws);
+	s->env = sv_build_env(pol, NULL, 0, s->ws, sv_caller_home(), err);
+	if (!s->env) {
+		free(s);
+		return -1;
+	}
+	s->id = ++sv->next_session;
+	sv_new_session_id(s->audit_id, sizeof(s->audit_id));
+	s->next = sv->sessions;
+	sv->sessions = s;
+	sv->n_sessions++;
+
+	rec = audit_rec(s);
+	json_object_object_add(rec, "profile", json_object_new_string(pol->name));
+	json_object_object_add(rec, "policy", json_object_new_string(pol->source ? pol->source : "built-in"));
+	json_object_object_add(rec, "workspace", json_object_new_string(s->ws));
+	json_object_object_add(rec, "oneshot", json_object_new_boolean(oneshot));
+	json_object_object_add(rec, "uid", json_object_new_int((int)getuid()));
+	json_object_object_add(rec, "mode", json_object_new_string(sv->chat ? "chat" : "serve"));
+	waudit_emit(sv->audit, "session_open", rec);
+	*out = s;
+	return 0;
+}
+
+/* --- one jail ------------------------------------------------------------- */
+
+static void jail_kill(struct sv_jail *j, uint8_t why)
+{
+	if (j->kill_reason == WB__N)
+		j->kill_reason = why;
+	if (j->pid_src.fd >= 0)
+		syscall(SYS_pidfd_send_signal, j->pid_src.fd, SIGKILL, NULL, 0);
+	wcg_kill(j->cg);
+}
+
+/* Synchronous: SIGKILL (pid 1 takes its namespace with it), reap, remove
+ * the cgroup.  Called only when the jail's result, if any, is sent. */
+static void jail_destroy(struct sv *sv, struct sv_jail *j)
+{
+	if (!j)
+		return;
+	if (j->pid_src.fd >= 0) {
+		siginfo_t si;
+		syscall(SYS_pidfd_send_signal, j->pid_src.fd, SIGKILL, NULL, 0);
+		while (syscall(SYS_waitid, P_PIDFD, j->pid_src.fd, &si, WEXITED, NULL) < 0 && errno == EINTR)
+			;
+	}
+	sv_unwatch(sv, &j->pid_src);
+	sv_unwatch(sv, &j->ctl_src);
+	sv_unwatch(sv, &j->out_src);
+	sv_unwatch(sv, &j->err_src);
+	sv_unwatch(sv, &j->tick_src);
+	if (j->notify.fd >= 0)
+		sv_unwatch(sv, &j->notify_src);
+	j->notify.fd = -1;
+	wnotify_free(&j->notify);
+	wcg_destroy(j->cg);
+	wbuf_free(&j->ctl_out);
+	free(j->tail);
+	j->tail = NULL;
+	if (j->s) {
+		j->s->jails[j->lang - wlangs] = NULL;
+		if (j->s->busy == j)
+			j->s->busy = NULL;
+		j->s = NULL;
+	}
+	/* Freed after the current batch of events: a later event of the same
+	 * batch may still name one of its (now closed, fd -1) sources. */
+	j->grave_next = sv->grave;
+	sv->grave = j;
+}
+
+/* --- output ----------------------------------------------------------------- */
+
+static void send_output(struct sv *sv, struct sv_jail *j, uint8_t stream, const uint8_t *p,
+                        size_t n)
+{
+	struct werr err = { 0 };
+
+	while (n) {
+		size_t k = n < WPROTO_OUTPUT_CHUNK ? n : WPROTO_OUTPUT_CHUNK;
+		sv_send_begin(sv);
+		sv_send_end(sv, wproto_output(&sv->broker.out, j->s->id, j->busy ? j->block : 0,
+		                              stream, p, k, &err), &err);
+		p += k;
+		n -= k;
+	}
+}
+
+static void tail_keep(struct sv_jail *j, const uint8_t *p, size_t n)
+{
+	if (!j->tail_cap)
+		return;
+	if (!j->tail)
+		j->tail = xmalloc(j->tail_cap);
+	if (n >= j->tail_cap) {   /* only the last tail_cap bytes matter */
+		memcpy(j->tail, p + n - j->tail_cap, j->tail_cap);
+		j->tail_pos = 0;
+		j->tail_full = true;
+		return;
+	}
+	while (n) {
+		size_t k = j->tail_cap - j->tail_pos;
+		if (k > n)
+			k = n;
+		memcpy(j->tail + j->tail_pos, p, k);
+		j->tail_pos = (j->tail_pos + k) % j->tail_cap;
+		if (j->tail_pos == 0)
+			j->tail_full = true;
+		p += k;
+		n -= k;
+	}
+}
+
+/* The head (half the limit) is streamed; past it the bytes go to the tail
+ * ring (the other half), sent when the block ends. */
+static void relay(struct sv *sv, struct sv_jail *j, uint8_t stream, const uint8_t *p, size_t n)
+{
+	uint64_t limit = j->s->pol->limits.output, head = limit - limit / 2;
+
+	if (!j->busy) {   /* a background process writing between blocks */
+		if (j->idle_out < IDLE_OUTPUT_MAX) {
+			size_t k = IDLE_OUTPUT_MAX - j->idle_out < n ? IDLE_OUTPUT_MAX - j->idle_out : n;
+			send_output(sv, j, stream, p, k);
+		}
+		j->idle_out += n;
+		return;
+	}
+	if (!limit) {
+		j->out_total += n;
+		send_output(sv, j, stream, p, n);
+		return;
+	}
+	if (j->out_total < head) {
+		size_t k = head - j->out_total < n ? (size_t)(head - j->out_total) : n;
+		send_output(sv, j, stream, p, k);
+		j->out_total += k;
+		p += k;
+		n -= k;
+	}
+	if (n) {
+		j->tail_cap = (size_t)(limit / 2);
+		tail_keep(j, p, n);
+		j->out_total += n;
+	}
+}
+
+/* Read one pipe once (max bytes at most); false at EOF or error. */
+static bool pipe_read(struct sv *sv, struct sv_jail *j, struct sv_src *src, uint8_t stream,
+                      size_t max, size_t *got)
+{
+	ssize_t n = read(src->fd, sv->buf, max < sizeof(sv->buf) ? max : sizeof(sv->buf));
+
+	*got = 0;
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return true;
+	if (n <= 0) {
+		sv_unwatch(sv, src);
+		return false;
+	}
+	*got = (size_t)n;
+	relay(sv, j, stream, sv->buf, (size_t)n);
+	return true;
+}
+
+static void on_pipe(struct sv *sv, struct sv_src *src, uint32_t events)
+{
+	struct sv_jail *j = src->ctx;
+	size_t got;
+
+	(void)pipe_read(sv, j, src, src == &j->out_src ? WSTREAM_STDOUT : WSTREAM_STDERR,
+	                sizeof(sv->buf), &got);
+	if (src->fd >= 0 && sv_broker_behind(sv)) {
+		/* backpressure: stop reading jails until the broker catches up */
+		sv_rearm(sv, &j->out_src, 0);
+		sv_rearm(sv, &j->err_src, 0);
+		j->paused = true;
+	}
+}
+
+void sess_resume_output(struct sv *sv)
+{
+	for (struct sv_sess *s = sv->sessions; s; s = s->next)
+		for (size_t i = 0; i < ARRAY_SIZE(s->jails); i++) {
+			struct sv_jail *j = s->jails[i];
+			if (j && j->paused) {
+				j->paused = false;
+				sv_rearm(sv, &j->out_src, EPOLLIN);
+				sv_rearm(sv, &j->err_src, EPOLLIN);
+			}
+		}
+}
+
+/* Everything the driver wrote before "D" is in the pipes already; read it,
+ * boundedly (a background writer could go on forever). */
+static void drain(struct sv *sv, struct sv_jail *j)
+{
+	struct sv_src *srcs[2] = { &j->out_src, &j->err_src };
+
+	for (int i = 0; i < 2; i++) {
+		size_t total = 0, got;
+		while (srcs[i]->fd >= 0 && total < DRAIN_MAX &&
+		       pipe_read(sv, j, srcs[i], i ? WSTREAM_STDERR : WSTREAM_STDOUT,
+		                 DRAIN_MAX - total, &got) && got)
+			total += got;
+	}
+}
+
+static void flush_tail(struct sv *sv, struct sv_jail *j)
+{
+	char note[128];
+	size_t kept = j->tail_full ? j->tail_cap : j->tail_pos;
+	uint64_t head = j->s->pol->limits.output - j->s->pol->limits.output / 2;
+
+	if (!j->tail || !kept)
+		return;
+	snprintf(note, sizeof(note), "\n[warden: %" PRIu64 " bytes of output omitted]\n",
+	         j->out_total - head - kept);
+	send_output(sv, j, WSTREAM_STDERR, (const uint8_t *)note, strlen(note));
+	if (j->tail_full)
+		send_output(sv, j, WSTREAM_STDOUT, j->tail + j->tail_pos, j->tail_cap - j->tail_pos);
+	send_output(sv, j, WSTREAM_STDOUT, j->tail, j->tail_pos);
+}
+
+/* --- results ---------------------------------------------------------------- */
+
+static uint64_t jail_cpu_ns(struct sv_jail *j, const struct wcg_stats *st)
+{
+	uint64_t ns = 0;
+
+	if (st->have_cpu)
+		return st->cpu_ns;
+	return sv_pid1_cpu_ns(j->pid, &ns) ? ns : 0;
+}
+
+/* The block is over: status from the driver (exited == false) or the jail
+ * ended (exited == true, si its wait status). */
+static void finish_block(struct sv *sv, struct sv_jail *j, bool exited, const siginfo_t *si,
+                         int status)
+{
+	struct sv_sess *s = j->s;
+	struct wresult r = { 0 };
+	struct wcg_stats st;
+	struct werr err = { 0 };
+	struct wdenied_count denied[WPROTO_DENIED_MAX];
+	char msg[256] = "";
+	json_object *rec, *dj;
+	bool lost = exited || s->oneshot;
+
+	drain(sv, j);
+	if (j->tail)
+		flush_tail(sv, j);
+	wcg_stats(j->cg, &st);
+	r.session = s->id;
+	r.block = j->block;
+	r.wall_ms = sv_now_ms() - j->t0_ms;
+	r.cpu_ms = (jail_cpu_ns(j, &st) - j->cpu0_ns) / 1000000;
+	r.peak_memory = st.have_peak ? st.peak_memory : 0;
+	r.output_bytes = j->out_total;
+	r.flags = (uint8_t)((exited ? WRES_STATE_LOST : 0) |
+	                    (j->tail ? WRES_TRUNCATED : 0) | (j->fresh ? WRES_FRESH : 0));
+	if (!exited) {
+		r.exit_code = status;
+		r.reason = j->interrupted && status == 130 ? WB_INTERRUPTED : WB_EXITED;
+	} else if (si->si_code == CLD_EXITED) {
+		r.exit_code = si->si_status;
+		r.reason = WB_EXITED;
+	} else {
+		r.exit_code = -1;
+		r.signal = (uint32_t)si->si_status;
+		r.reason = WB_SIGNALED;
+	}
+	if (exited) {
+		if (j->kill_reason != WB__N)
+			r.reason = j->kill_reason;
+		else if (st.have_oom && st.oom_kills)
+			r.reason = WB_OOM;
+		else if (st.have_pids && st.pids_max_hits)
+			r.reason = WB_PIDS;
+		if (r.reason == WB_TIMEOUT)
+			r.exit_code = 124;
+	}
+	switch (r.reason) {
+	case WB_TIMEOUT: {
+		char d[32];
+		format_duration_ms(s->pol->limits.wall_ms, d, sizeof(d));
+		snprintf(msg, sizeof(msg), "stopped: the %s wall-time limit was reached", d);
+		break;
+	}
+	case WB_CPU_TIME:
+		snprintf(msg, sizeof(msg), "stopped: the cpu-time limit was reached");
+		break;
+	case WB_OOM:
+		snprintf(msg, sizeof(msg), "stopped: out of memory (the policy's memory limit)");
+		break;
+	case WB_PIDS:
+		snprintf(msg, sizeof(msg), "the process limit (%" PRIu64 ") was reached", s->pol->limits.pids);
+		break;
+	case WB_INTERRUPTED:
+		snprintf(msg, sizeof(msg), "interrupted");
+		break;
+	case WB_ERROR:
+		snprintf(msg, sizeof(msg), "the %s driver broke the control protocol", j->lang->name);
+		break;
+	default:
+		if (exited)
+			snprintf(msg, sizeof(msg), "the %s interpreter ended", j->lang->name);
+		break;
+	}
+	if (exited && !s->oneshot)
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+		         "%sthe session's %s state was lost; the next block starts a fresh jail",
+		         msg[0] ? "; " : "", j->lang->name);
+	if (j->tail)
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+		         "%soutput cut to the policy's limit: %" PRIu64 " bytes in all", msg[0] ? "; " : "",
+		         j->out_total);
+	r.message = msg;
+	for (size_t i = 0; i < j->notify.n && r.n_denied < WPROTO_DENIED_MAX; i++) {
+		denied[r.n_denied].name = j->notify.tab[i].name;
+		denied[r.n_denied++].count = j->notify.tab[i].count;
+	}
+	r.denied = denied;
+
+	sv_send_begin(sv);
+	sv_send_end(sv, wproto_result(&sv->broker.out, &r, &err), &err);
+
+	rec = audit_rec(s);
+	json_object_object_add(rec, "block", json_object_new_int64(j->block));
+	json_object_object_add(rec, "language", json_object_new_string(j->lang->name));
+	json_object_object_add(rec, "exit_code", r.signal ? json_object_new_null() : json_object_new_int(r.exit_code));
+	json_object_object_add(rec, "signal", r.signal ? json_object_new_int((int)r.signal) : json_object_new_null());
+	json_object_object_add(rec, "reason", json_object_new_string(wblock_reason_name(r.reason)));
+	json_object_object_add(rec, "wall_ms", json_object_new_int64((int64_t)r.wall_ms));
+	json_object_object_add(rec, "cpu_ms", json_object_new_int64((int64_t)r.cpu_ms));
+	json_object_object_add(rec, "peak_memory_bytes", json_object_new_int64((int64_t)r.peak_memory));
+	json_object_object_add(rec, "output_bytes", json_object_new_int64((int64_t)r.output_bytes));
+	json_object_object_add(rec, "state_lost", json_object_new_boolean(exited));
+	dj = wnotify_to_json(&j->notify);
+	json_object_object_add(rec, "denied_syscalls", dj);
+	waudit_emit(sv->audit, "block_end", rec);
+
+	j->busy = false;
+	s->busy = NULL;
+	free(j->tail);
+	j->tail = NULL;
+	j->tail_cap = j->tail_pos = 0;
+	j->tail_full = false;
+	sv_rearm(sv, &j->tick_src, 0);
+	(void)timerfd_settime(j->tick_src.fd, 0, &(struct itimerspec){ 0 }, NULL);
+	if (lost)
+		jail_destroy(sv, j);
+}
+
+/* --- the jail's event sources ------------------------------------------------- */
+
+static void on_exit_ev(struct sv *sv, struct sv_src *src, uint32_t events)
+{
+	struct sv_jail *j = src->ctx;
+	siginfo_t si = { 0 };
+
+	while (syscall(SYS_waitid, P_PIDFD, src->fd, &si, WEXITED, NULL) < 0 && errno == EINTR)
+		;
+	sv_unwatch(sv, src);
+	if (j->busy) {
+		finish_block(sv, j, true, &si, 0);   /* destroys j */
+	} else {
+		j->s->lost_idle = true;
+		jail_destroy(sv, j);
+	}
+}
+
+/* "D <status>\n", nothing else, ever. */
+static int parse_done(const char *line, int *status)
+{
+	int v = 0, digits = 0;
+
+	if (line[0] != 'D' || line[1] != ' ')
+		return -1;
+	for (const char *p = line + 2; *p; p++, digits++) {
+		if (*p < '0' || *p > '9' || digits >= 3)
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	if (!digits || v > 255)
+		return -1;
+	*status = v;
+	return 0;
+}
+
+static void on_ctl(struct sv *sv, struct sv_src *src, uint32_t events)
+{
+	struct sv_jail *j = src->ctx;
+	if ((events & EPOLLOUT) && j->ctl_out.len) {
+		ssize_t n = write(src->fd, j->ctl_out.d, j->ctl_out.len);
+		if (n > 0)
+			wbuf_consume(&j->ctl_out, (size_t)n);
+		else if (n < 0 && errno != EAGAIN && errno != EINTR)
+			goto broken;
+		if (!j->ctl_out.len) {
+			wbuf_free(&j->ctl_out);
+			sv_rearm(sv, src, EPOLLIN);
+		}
+	}
+	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+		char c;
+		for (;;) {
+			ssize_t n = read(src->fd, &c, 1);
+			int status;
+			if (n < 0 && (errno == EAGAIN || errno == EINTR))
+				break;
+			if (n <= 0) {
+				/* the driver closed its end: it is ending; its exit
+				 * finishes the block */
+				sv_unwatch(sv, src);
+				return;
+			}
+			if (c != '\n') {
+				if (j->ctl_in_len >= sizeof(j->ctl_in) - 1)
+					goto broken;
+				j->ctl_in[j->ctl_in_len++] = c;
+				continue;
+			}
+			j->ctl_in[j->ctl_in_len] = '\0';
+			j->ctl_in_len = 0;
+			if (!j->busy || j->ctl_out.len || parse_done(j->ctl_in, &status) < 0)
+				goto broken;
+			/* may destroy j (one-shot): touch nothing after it */
+			finish_block(sv, j, false, NULL, status);
+			return;
+		}
+	}
+	return;
+broken:
+	jail_kill(j, WB_ERROR);
+	sv_unwatch(sv, src);
+}
+
+static void on_notify(struct sv *sv, struct sv_src *src, uint32_t events)
+{
+	struct sv_jail *j = src->ctx;
+	struct werr err = { 0 };
+
+	if (!(events & EPOLLIN)) {
+		sv_rearm(sv, src, 0);
+		return;
+	}
+	if (wnotify_handle(&j->notify) < 0) {
+		sv_rearm(sv, src, 0);
+		return;
+	}
+	if (j->notify.last && j->notify.last->count <= WNOTIFY_AUDIT_EACH) {
+		sv_send_begin(sv);
+		sv_send_end(sv, wproto_audit(&sv->broker.out, j->s->id, j->busy ? j->block : 0,
+		                             j->notify.last->name, j->notify.last->count, &err), &err);
+	}
+}
+
+static void on_tick(struct sv *sv, struct sv_src *src, uint32_t events)
+{
+	struct sv_jail *j = src->ctx;
+	const struct wlimits *lim = &j->s->pol->limits;
+	uint64_t ticks, now = sv_now_ms();
+
+	(void)!read(src->fd, &ticks, sizeof(ticks));
+	if (!j->busy || j->kill_reason != WB__N)
+		return;
+	if (lim->wall_ms && now - j->t0_ms >= lim->wall_ms) {
+		jail_kill(j, WB_TIMEOUT);
+		return;
+	}
+	if (j->grace_at_ms && now >= j->grace_at_ms) {
+		jail_kill(j, WB_INTERRUPTED);
+		return;
+	}
+	if (lim->cpu_ms) {
+		struct wcg_stats st;
+		wcg_stats(j->cg, &st);
+		if (jail_cpu_ns(j, &st) - j->cpu0_ns >= lim->cpu_ms * 1000000ULL)
+			jail_kill(j, WB_CPU_TIME);
+	}
+}
+
+/* --- starting a jail ---------------------------------------------------------- */
+
+static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
+                    struct sv_jail **out, struct werr *err)
+{
+	struct sv_jail *j = xcalloc(1, sizeof(*j));
+	scmp_filter_ctx filter = NULL;
+	const struct wfilter_prog *prog;
+	struct jail jail = { .pid = 0, .pidfd = -1, .notify_fd = -1 };
+	int ctl[2] = { -1, -1 }, out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 };
+	char **argv = NULL, cgname[64];
+	int rc = -1;
+
+	*out = NULL;
+	j->s = s;
+	j->lang = lang;
+	j->kill_reason = WB__N;
+	j->pid_src.fd = j->ctl_src.fd = j->out_src.fd = j->err_src.fd = -1;
+	j->notify_src.fd = j->tick_src.fd = -1;
+	j->notify.fd = -1;
+	wbuf_init(&j->ctl_out, WPROTO_CODE_MAX + 32);
+
+	argv = wlang_argv(lang);
+	if (!argv) {
+		werr_set(err, 0, "no driver is built in for %s", lang->name);
+		goto out;
+	}
+	snprintf(cgname, sizeof(cgname), "warden-%d-s%u", getpid(), sv->jail_counter++);
+	if (wcg_create(cgname, &s->pol->limits, &j->cg, err) < 0)
+		goto out;
+	prog = wfilter_find_prebuilt(s->pol);
+	if (!prog && wfilter_build(s->pol, &filter, err) < 0)
+		goto out;
+	/* The control socket: the driver's end becomes fd 4 in the jail. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0 ||
+	    pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0) {
+		werr_set(err, errno, "creating the session's pipes");
+		goto out;
+	}
+	{
+		struct jail_spec spec = {
+			.pol = s->pol, .workspace = s->ws, .home = sv_caller_home(), .argv = argv,
+			.envp = s->env, .stdin_fd = -1, .stdout_fd = out_p[1], .stderr_fd = err_p[1],
+			.keep_fd = ctl[1], .hostname = "warden", .filter = filter, .prog = prog,
+			.cg = j->cg, .new_session = true,
+			.rlimit_memory = wcg_mech(j->cg, WLIM_MEMORY) == WMECH_RLIMIT,
+			.rlimit_pids = wcg_mech(j->cg, WLIM_PIDS) == WMECH_RLIMIT,
+		};
+		if (jail_start(&spec, &jail, err) < 0)
+			goto out;
+	}
+	j->pid = jail.pid;
+	j->landlock = jail.landlock;
+	if (wnotify_init(&j->notify, jail.notify_fd, sv->audit, s->audit_id, err) < 0) {
+		close(jail.notify_fd);
+		jail.notify_fd = -1;
+		sv_watch(sv, &j->pid_src, steal_fd(&jail.pidfd), EPOLLIN, on_exit_ev, j);
+		goto out;
+	}
+	jail.notify_fd = -1;
+	fcntl(ctl[0], F_SETFL, O_NONBLOCK);
+	fcntl(out_p[0], F_SETFL, O_NONBLOCK);
+	fcntl(err_p[0], F_SETFL, O_NONBLOCK);
+	sv_watch(sv, &j->pid_src, steal_fd(&jail.pidfd), EPOLLIN, on_exit_ev, j);
+	sv_watch(sv, &j->ctl_src, steal_fd(&ctl[0]), EPOLLIN, on_ctl, j);
+	sv_watch(sv, &j->out_src, steal_fd(&out_p[0]), EPOLLIN, on_pipe, j);
+	sv_watch(sv, &j->err_src, steal_fd(&err_p[0]), EPOLLIN, on_pipe, j);
+	if (j->notify.fd >= 0)
+		sv_watch(sv, &j->notify_src, j->notify.fd, EPOLLIN, on_notify, j);
+	sv_watch(sv, &j->tick_src, timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK), 0,
+	         on_tick, j);
+	s->jails[lang - wlangs] = j;
+	*out = j;
+	j = NULL;
+	rc = 0;
+out:
+	if (j)
+		jail_destroy(sv, j);
+	for (int i = 0; i < 2; i++) {
+		closep(&ctl[i]);
+		closep(&out_p[i]);
+		closep(&err_p[i]);
+	}
+	closep(&jail.pidfd);
+	if (filter)
+		seccomp_release(filter);
+	wlang_argv_free(argv);
+	return rc;
+}
+
+/* A block that could not start is still answered with a RESULT, so every
+ * RUN gets exactly one. */
+static void fail_block(struct sv *sv, struct sv_sess *s, uint32_t block, const char *why)
+{
+	struct wresult r = { .session = s->id, .block = block, .exit_code = -1,
+	                     .reason = WB_ERROR, .message = (char *)why };
+	struct werr err = { 0 };
+	json_object *rec = audit_rec(s);
+
+	sv_send_begin(sv);
+	sv_send_end(sv, wproto_result(&sv->broker.out, &r, &err), &err);
+	json_object_object_add(rec, "block", json_object_new_int64(block));
+	json_object_object_add(rec, "reason", json_object_new_string("error"));
+	json_object_object_add(rec, "error", json_object_new_string(why));
+	waudit_emit(sv->audit, "block_end", rec);
+}
+
+int sess_run(struct sv *sv, struct sv_sess *s, uint32_t block, const char *language,
+             const uint8_t *code, size_t len, uint32_t approval, struct werr *err)
+{
+	const struct wlang *lang = wlang_find(language);
+	struct sv_jail *j;
+	struct werr jerr = { 0 };
+	char sha[65], hdr[32];
+	json_object *rec;
+	bool fresh = false;
+
+	if (s->busy)
+		return werr_set(err, 0, "session %s is running block %u; wait for its result "
+		                "or interrupt it", s->audit_id, s->busy->block);
+	if (!lang || !wlang_installed(lang)) {
+		_cleanup_free_ char *names = wlang_names();
+		return werr_set(err, 0, "%s language \"%s\"; available: %s",
+		                lang ? "not installed:" : "unknown", language, names);
+	}
+	if (memchr(code, '\0', len))
+		return werr_set(err, 0, "the code holds a NUL byte");
+
+	sv_sha256_hex(code, len, sha);
+	rec = audit_rec(s);
+	json_object_object_add(rec, "block", json_object_new_int64(block));
+	json_object_object_add(rec, "language", json_object_new_string(lang->name));
+	json_object_object_add(rec, "code", json_object_new_string_len((const char *)code, (int)len));
+	json_object_object_add(rec, "sha256", json_object_new_string(sha));
+	json_object_object_add(rec, "approval", json_object_new_string(wapproval_name(approval)));
+	json_object_object_add(rec, "approval_source", json_object_new_string("broker"));
+	waudit_emit(sv->audit, "block", rec);
+	s->blocks++;
+
+	j = s->jails[lang - wlangs];
+	if (!j) {
+		if (jail_new(sv, s, lang, &j, &jerr) < 0) {
+			fail_block(sv, s, block, jerr.msg);
+			return 0;
+		}
+		fresh = true;
+	}
+	j->busy = true;
+	j->fresh = fresh;
+	j->block = block;
+	j->interrupted = false;
+	j->grace_at_ms = 0;
+	j->kill_reason = WB__N;
+	j->out_total = 0;
+	j->idle_out = 0;
+	j->t0_ms = sv_now_ms();
+	{
+		struct wcg_stats st;
+		wcg_stats(j->cg, &st);
+		j->cpu0_ns = jail_cpu_ns(j, &st);
+	}
+	s->busy = j;
+	snprintf(hdr, sizeof(hdr), "R %zu\n", len);
+	wbuf_reset(&j->ctl_out);
+	if (wbuf_put_raw(&j->ctl_out, hdr, strlen(hdr)) < 0 || wbuf_put_raw(&j->ctl_out, code, len) < 0) {
+		jail_kill(j, WB_ERROR);
+		return 0;
+	}
+	sv_rearm(sv, &j->ctl_src, EPOLLIN | EPOLLOUT);
+	{
+		struct itimerspec its = { .it_value = { 0, TICK_MS * 1000000L },
+		                          .it_interval = { 0, TICK_MS * 1000000L } };
+		timerfd_settime(j->tick_src.fd, 0, &its, NULL);
+		sv_rearm(sv, &j->tick_src, EPOLLIN);
+	}
+	if (s->lost_idle && fresh) {
+		static const char note[] = "[warden: the previous jail of this session ended between "
+		                           "blocks; its state was lost]\n";
+		send_output(sv, j, WSTREAM_STDERR, (const uint8_t *)note, sizeof(note) - 1);
+	}
+	s->lost_idle = false;
+	return 0;
+}
+
+/* SIGINT to the driver's process group (the block's processes included,
+ * as a terminal's Ctrl-C would); the jail is killed if the block has not
+ * ended INTERRUPT_GRACE_MS later. */
+void sess_interrupt(struct sv *sv, struct sv_sess *s)
+{
+	struct sv_jail *j = s->busy;
+
+	if (!j || j->interrupted)
+		return;
+	j->interrupted = true;
+	j->grace_at_ms = sv_now_ms() + INTERRUPT_GRACE_MS;
+	kill(-j->pid, SIGINT);
+}
+
+void sess_close(struct sv *sv, struct sv_sess *s, const char *why)
+{
+	struct sv_sess **pp;
+	json_object *rec;
+
+	for (size_t i = 0; i < ARRAY_SIZE(s->jails); i++)
+		if (s->jails[i])
+			jail_destroy(sv, s->jails[i]);
+	for (pp = &sv->sessions; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	sv->n_sessions--;
+	rec = audit_rec(s);
+	json_object_object_add(rec, "blocks", json_object_new_int64((int64_t)s->blocks));
+	json_object_object_add(rec, "why", json_object_new_string(why));
+	waudit_emit(sv->audit, "session_close", rec);
+	sv_free_env(s->env);
+	free(s);
+}
+
+void sess_close_all(struct sv *sv, const char *why)
+{
+	while (sv->sessions)
+		sess_close(sv, sv->sessions, why);
+}

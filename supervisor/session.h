@@ -1,0 +1,120 @@
+/* The session server (warden serve / warden chat): one broker, many
+ * sessions, one epoll loop.  Private to supervisor/.
+ *
+ *   serve.c     command line, starting the broker, the loop, EDIT
+ *   dispatch.c  the broker's frames: a table of handlers per state
+ *   session.c   sessions and their jails: drivers, output, limits, results
+ */
+#ifndef WARDEN_SESSION_H
+#define WARDEN_SESSION_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "warden/audit.h"
+#include "warden/cgroup.h"
+#include "warden/lang.h"
+#include "warden/notify.h"
+#include "warden/policy.h"
+#include "warden/proto.h"
+#include "warden/reaper.h"
+
+struct sv;
+
+/* One epoll registration; data.ptr of every event is one of these. */
+struct sv_src {
+	int fd;
+	void (*cb)(struct sv *sv, struct sv_src *src, uint32_t events);
+	void *ctx;
+};
+
+/* One jail running one language's driver, for one session. */
+struct sv_jail {
+	struct sv_sess *s;
+	const struct wlang *lang;
+	struct wcg *cg;
+	pid_t pid;
+	struct sv_src pid_src, ctl_src, out_src, err_src, notify_src, tick_src;
+	struct wnotify notify;
+	struct wbuf ctl_out;            /* the block's frame, while the driver reads it */
+	char ctl_in[32];                /* "D <n>\n" being read */
+	size_t ctl_in_len;
+	bool landlock;
+	bool paused;                    /* output not polled: the broker is behind */
+	/* the running block */
+	bool busy, fresh, interrupted;
+	uint32_t block;
+	uint8_t kill_reason;            /* WB_* the supervisor killed it for, or WB__N */
+	uint64_t t0_ms, cpu0_ns, grace_at_ms;
+	uint64_t out_total, idle_out;
+	uint8_t *tail;                  /* last half of the output limit, once past the head */
+	size_t tail_cap, tail_pos;
+	bool tail_full;
+	struct sv_jail *grave_next;     /* destroyed, to be freed after this batch */
+};
+
+struct sv_sess {
+	struct sv_sess *next;
+	uint32_t id;
+	char audit_id[16];
+	const struct wpolicy *pol;
+	char ws[PATH_MAX];
+	char **env;
+	bool oneshot, lost_idle;
+	struct sv_jail *jails[16];      /* by index in wlangs[] */
+	struct sv_jail *busy;
+	uint64_t blocks;
+};
+
+struct sv {
+	int ep;
+	struct wconn broker;
+	struct sv_src broker_src, broker_pid_src, sig_src;
+	pid_t broker_pid;
+	int state;                      /* dispatch.c */
+	struct waudit *audit;
+	struct wpolicy **pols;          /* the allowed profiles, loaded at start; [0] default */
+	size_t n_pols;
+	char **roots;                   /* allowed workspace roots; [0] default */
+	size_t n_roots;
+	struct sv_sess *sessions;
+	size_t n_sessions;
+	struct sv_jail *grave;
+	uint32_t next_session;
+	unsigned jail_counter;
+	bool chat, edit_ok, broker_writable_armed, quitting;
+	int exit_status;
+	uint8_t buf[64 * 1024];
+};
+
+/* serve.c */
+void sv_watch(struct sv *sv, struct sv_src *src, int fd, uint32_t events,
+              void (*cb)(struct sv *, struct sv_src *, uint32_t), void *ctx);
+void sv_rearm(struct sv *sv, struct sv_src *src, uint32_t events);
+void sv_unwatch(struct sv *sv, struct sv_src *src);   /* and close the fd */
+/* Queue a frame built by fn to the broker; a frame that cannot be built or
+ * a broker that stopped reading ends the server. */
+void sv_send_begin(struct sv *sv);
+void sv_send_end(struct sv *sv, int rc, struct werr *err);
+bool sv_broker_behind(const struct sv *sv);
+int sv_edit(struct sv *sv, const char *text, char **out, struct werr *err);
+
+/* dispatch.c: -1 when the broker is hostile or broken */
+int sv_dispatch(struct sv *sv, const struct wmsg *m);
+
+/* session.c */
+struct sv_sess *sess_find(struct sv *sv, uint32_t id);
+int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws, bool oneshot,
+              struct sv_sess **out, struct werr *err);
+/* Start a block; problems with the block itself are answered as its RESULT
+ * (reason "error"), so -1 means only "not even that" (busy, unknown). */
+int sess_run(struct sv *sv, struct sv_sess *s, uint32_t block, const char *language,
+             const uint8_t *code, size_t len, uint32_t approval, struct werr *err);
+void sess_interrupt(struct sv *sv, struct sv_sess *s);
+void sess_close(struct sv *sv, struct sv_sess *s, const char *why);
+void sess_close_all(struct sv *sv, const char *why);
+void sess_resume_output(struct sv *sv);
+
+#endif
