@@ -74,3 +74,5 @@ echo
 echo "warden's protections in this run:"
 "$W" run --quiet --no-stdin --audit-log /dev/null --workspace "$ws" --json "$ws/s.json" -- /bin/true
 python3 -c 'import json,sys; print("  " + ", ".join("%s=%s" % kv for kv in json.load(open(sys.argv[1]))["limits"].items()))' "$ws/s.json"
+echo
+python3 "$top/bench/sessions.py" "$W"

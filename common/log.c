@@ -3,6 +3,7 @@
 
 #include "warden/cmd.h"
 
+__attribute__((format(printf, 2, 0)))
 static void vlog(const char *level, const char *fmt, va_list ap)
 {
 	char buf[1024];

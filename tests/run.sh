@@ -65,7 +65,7 @@ if [ "$(id -u)" = 0 ]; then
 	if id "$user" >/dev/null 2>&1; then
 		stage=$(mktemp -d /tmp/warden-unpriv.XXXXXX)
 		mkdir -p "$stage/build"
-		cp -a "$build/warden" "$build/probes" "$stage/build/"
+		cp -a "$build/warden" "$build/warden-broker" "$build/probes" "$stage/build/"
 		cp -a "$top/tests" "$top/policy" "$top/tools" "$top/examples" "$stage/"
 		chmod -R a+rX "$stage"
 		runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \

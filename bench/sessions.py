@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""make bench, part 2: sessions through `warden serve --stdio`, against
+their peers in the same run.  Prints medians and ratios; asserts nothing.
+
+  round trip   print(1) in an open Python session: warden (jailed driver,
+               two processes and a socketpair away) against the same
+               driver run bare over a socketpair (no jail, no supervisor)
+  cold start   open + first print(1) in a fresh Python session, against
+               bare `python3 -c pass` and `bwrap ... python3 -c pass`
+  100 sessions 100 idle Python sessions: the supervisor's own RSS, and the
+               broker's
+  one-shot     jails per second, one-shot sessions run back to back, against
+               bwrap and a bare fork+exec of `python3 -c pass`
+"""
+import json, os, shutil, socket, statistics, subprocess, sys, tempfile, time
+
+W = sys.argv[1]
+RUNS = int(os.environ.get("BENCH_RUNS", "100"))
+ws = tempfile.mkdtemp(prefix="warden-bench-")
+py = "/usr/bin/python3"
+
+
+class Serve:
+    def __init__(self):
+        self.p = subprocess.Popen([W, "serve", "--stdio", "--workspace", ws,
+                                   "--audit-log", os.path.join(ws, "audit.jsonl")],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ws,
+                                  text=True, bufsize=1)
+        self.id = 0
+
+    def req(self, **o):
+        self.id += 1
+        o["id"] = self.id
+        self.p.stdin.write(json.dumps(o) + "\n")
+        self.p.stdin.flush()
+        return self.id
+
+    def wait(self, rid, event):
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                raise SystemExit("bench: warden serve ended")
+            o = json.loads(line)
+            if o.get("id") == rid and o.get("event") == "error":
+                raise SystemExit("bench: " + o["message"])
+            if o.get("id") == rid and o.get("event") == event:
+                return o
+
+    def open(self, **kw):
+        return self.wait(self.req(op="open", **kw), "opened")["session"]
+
+    def run(self, s, code, lang="python"):
+        return self.wait(self.req(op="run", session=s, language=lang, code=code), "result")
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=60)
+
+
+def ms(f, n):
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        f()
+        out.append((time.perf_counter() - t) * 1000)
+    return statistics.median(out)
+
+
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def ratio(a, b):
+    return "%.2fx" % (a / b) if a and b else "NA"
+
+
+def bare_driver_round_trip(n):
+    """The same Python driver, unjailed, over a socketpair on fd 4."""
+    src = open(os.path.join(os.path.dirname(__file__), "..", "drivers", "python.py")).read()
+    a, b = socket.socketpair()
+    os.set_inheritable(b.fileno(), True)
+    fd = b.fileno()
+    p = subprocess.Popen(["/bin/sh", "-c", 'exec "$0" -u -c "$1" 4<&%d %d<&-' % (fd, fd), py, src],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, pass_fds=(fd,))
+    b.close()
+    out = os.fdopen(os.dup(p.stdout.fileno()), "rb", buffering=0)
+
+    def one():
+        code = b"print(1)"
+        a.sendall(b"R %d\n" % len(code) + code)
+        buf = b""
+        while not buf.endswith(b"\n"):
+            buf += a.recv(64)
+        out.read(2)
+    one()
+    t = ms(one, n)
+    a.close()
+    p.wait(timeout=10)
+    return t
+
+
+def main():
+    bwrap = shutil.which("bwrap")
+    bwrap_cmd = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr",
+                 "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64",
+                 "/lib64", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", ws, ws,
+                 "--chdir", ws] if bwrap else None
+
+    print("warden session benchmark: medians (ms) of %d runs, same machine, same run" % RUNS)
+    print("kernel %s, %d CPUs, uid %d" % (os.uname().release, os.cpu_count(), os.getuid()))
+    print()
+
+    sv = Serve()
+    s = sv.open()
+    sv.run(s, "print(1)")
+    rt = ms(lambda: sv.run(s, "print(1)"), RUNS * 5)
+    bare_rt = bare_driver_round_trip(RUNS * 5)
+    print("| round trip of print(1) in an open Python session | warden | bare driver | warden/bare |")
+    print("|---|---|---|---|")
+    print("| median ms | %.3f | %.3f | %s |" % (rt, bare_rt, ratio(rt, bare_rt)))
+    print()
+
+    def cold():
+        s2 = sv.open()
+        sv.run(s2, "print(1)")
+        sv.wait(sv.req(op="close", session=s2), "closed")
+    cold_ms = ms(cold, max(10, RUNS // 4))
+    pass_ms = ms(lambda: subprocess.run([py, "-c", "pass"]), max(10, RUNS // 4))
+    bw_ms = ms(lambda: subprocess.run(bwrap_cmd + [py, "-c", "pass"]), max(10, RUNS // 4)) if bwrap else 0
+    print("| cold Python session (open + first print(1)) | warden | python3 -c pass | bwrap python3 -c pass | warden - python3 | warden/bwrap |")
+    print("|---|---|---|---|---|---|")
+    print("| median ms | %.2f | %.2f | %s | %+.2f | %s |" % (cold_ms, pass_ms, "%.2f" % bw_ms if bw_ms else "NA",
+                                                            cold_ms - pass_ms, ratio(cold_ms, bw_ms)))
+    print()
+
+    sup = sv.p.pid
+    before = rss_kb(sup)
+    sess = [sv.open() for _ in range(100)]
+    for x in sess:
+        sv.run(x, "x = 1")
+    after = rss_kb(sup)
+    kids = children(sup)
+    broker = [k for k in kids if "warden-broker" in open("/proc/%d/cmdline" % k).read()]
+    print("| 100 idle Python sessions | supervisor RSS | supervisor RSS before | broker RSS |")
+    print("|---|---|---|---|")
+    print("| KiB | %d | %d | %s |" % (after, before, rss_kb(broker[0]) if broker else "NA"))
+    print()
+    sv.close()
+
+    sv = Serve()
+    n = max(20, RUNS // 2)
+
+    def oneshot():
+        s3 = sv.open(oneshot=True)
+        sv.run(s3, "pass")
+        sv.wait(sv.req(op="close", session=s3), "closed")
+    t = time.perf_counter()
+    for _ in range(n):
+        oneshot()
+    w_rate = n / (time.perf_counter() - t)
+    t = time.perf_counter()
+    for _ in range(n):
+        subprocess.run([py, "-c", "pass"])
+    bare_rate = n / (time.perf_counter() - t)
+    bw_rate = 0
+    if bwrap:
+        t = time.perf_counter()
+        for _ in range(n):
+            subprocess.run(bwrap_cmd + [py, "-c", "pass"])
+        bw_rate = n / (time.perf_counter() - t)
+    print("| one-shot Python jails per second (sequential) | warden | bwrap | bare | warden/bwrap |")
+    print("|---|---|---|---|---|")
+    print("| per s | %.1f | %s | %.1f | %s |" % (w_rate, "%.1f" % bw_rate if bw_rate else "NA", bare_rate,
+                                               ratio(w_rate, bw_rate)))
+    sv.close()
+    shutil.rmtree(ws, ignore_errors=True)
+
+
+main()
