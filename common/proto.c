@@ -284,10 +284,11 @@ static int get_result(struct wrd *r, struct wmsg *m)
 		return -1;
 	res->denied = xcalloc(n ? n : 1, sizeof(*res->denied));
 	for (uint32_t i = 0; i < n; i++) {
-		if (wrd_str(r, &res->denied[i].name, WPROTO_NAME_MAX) ||
-		    wrd_u64(r, &res->denied[i].count))
+		if (wrd_str(r, &res->denied[i].name, WPROTO_NAME_MAX))
 			return -1;
-		res->n_denied = i + 1;
+		res->n_denied = i + 1;   /* owned from here, even if the count is cut off */
+		if (wrd_u64(r, &res->denied[i].count))
+			return -1;
 	}
 	return wrd_str(r, &res->message, WPROTO_TEXT_MAX);
 }

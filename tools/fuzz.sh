@@ -8,7 +8,7 @@ cd "$top"
 command -v clang >/dev/null || { echo "fuzz: clang is required (apt-get install clang)" >&2; exit 1; }
 B=build-fuzz
 SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer"
-make -s BUILD=$B CC=clang OPT="-O1 -g $SAN" HARDEN="" LDFLAGS="-fsanitize=address,undefined" \
+make -s BUILD=$B CC=clang WARN="-Wall -Wno-unused-parameter" OPT="-O1 -g $SAN" HARDEN="" LDFLAGS="-fsanitize=address,undefined" \
 	$B/libwarden.a $B/libbroker.a
 libs="$(pkg-config --libs libseccomp libcap json-c libnl-3.0 libnl-route-3.0 libcrypto libcurl libedit)"
 cflags="-std=gnu11 -D_GNU_SOURCE -Iinclude -Ibroker $(pkg-config --cflags json-c libnl-3.0)"
@@ -19,6 +19,11 @@ for src in "$@"; do
 	# shellcheck disable=SC2086
 	clang $cflags -O1 -g -fsanitize=fuzzer,address,undefined -o "$B/$name" "$src" \
 		$B/libbroker.a $B/libwarden.a $libs
+	# earlier finds first: each must now pass
+	for seed in tests/fuzz/regress/"$name"-*; do
+		[ -f "$seed" ] || continue
+		"$B/$name" "$seed" >/dev/null 2>&1 || { echo "fuzz: $name fails again on $seed"; rc=1; }
+	done
 	echo "== $name ($secs s)"
 	"$B/$name" -max_total_time="$secs" -artifact_prefix="$B/$name-" "$B/corpus/$name" 2>&1 \
 		| grep -E '^(#[0-9]+ +DONE|==[0-9]+==ERROR|SUMMARY|artifact)' || true

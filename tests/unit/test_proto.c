@@ -248,6 +248,29 @@ static void test_malformed(void **state)
 	wbuf_free(&b);
 }
 
+/* Regression (found by make fuzz): a RESULT cut off after a denied
+ * syscall's name leaked the name.  Under make asan, LeakSanitizer fails
+ * this test when the name is not freed. */
+static void test_result_cut_after_name(void **state)
+{
+	struct wbuf b;
+
+	wbuf_init(&b, 1024);
+	wbuf_put_u32(&b, 0);
+	wbuf_put_u8(&b, WM_RESULT);
+	for (int i = 0; i < 4; i++)
+		wbuf_put_u32(&b, 0);          /* session block exit signal */
+	wbuf_put_u8(&b, 0);               /* reason */
+	wbuf_put_u8(&b, 0);               /* flags */
+	for (int i = 0; i < 4; i++)
+		wbuf_put_u64(&b, 0);          /* wall cpu peak output */
+	wbuf_put_u32(&b, 1);              /* one denied entry */
+	wbuf_put_str(&b, "mount");        /* its name, then nothing */
+	wbuf_poke_u32(&b, 0, (uint32_t)b.len - 4);
+	decode_bad(b.d, b.len, "RESULT");
+	wbuf_free(&b);
+}
+
 /* Frames that arrive a byte at a time are put together; two frames in one
  * read are both delivered; the data pointer stays valid until the next. */
 static void test_conn_split(void **state)
@@ -332,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_encoder_bounds),
 		cmocka_unit_test(test_frame_len),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_result_cut_after_name),
 		cmocka_unit_test(test_conn_split),
 		cmocka_unit_test(test_conn_oversize),
 		cmocka_unit_test(test_reader_clears),
