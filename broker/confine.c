@@ -1,0 +1,314 @@
+/* The broker confines itself before it reads any input (broker.h).  Fixed
+ * order, seccomp last:
+ *
+ *   1. one thread only: Landlock binds the calling thread alone, so a
+ *      thread started earlier would stay free (fail, do not guess);
+ *   2. no_new_privs: nothing exec'd could gain privileges (and Landlock
+ *      and seccomp need it without CAP_SYS_ADMIN);
+ *   3. Landlock: write-type rights only under the data directory (and
+ *      extra_rw), read-only on the config directory and the few files that
+ *      name resolution and time zones read, /dev/tty for the terminal UI.
+ *      Nothing else on the file system can be opened.  On ABI 6+ the
+ *      broker also cannot reach abstract unix sockets or signal processes
+ *      outside its domain;
+ *   4. seccomp (libseccomp, default allow): EPERM for running programs,
+ *      tracing, mounting, namespaces, loading code into the kernel, keyrings
+ *      and the like; clone3 gives ENOSYS so libc falls back to clone, whose
+ *      flags can be checked.
+ *
+ * A kernel without Landlock is reported once on stderr and the broker goes
+ * on (seccomp still stops it from running programs); every other failure
+ * is fatal to the caller. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/landlock.h>
+
+#include "broker.h"
+#include "warden/util.h"
+
+/* The kernel's Landlock ABI values; Debian 12's headers stop at ABI 1 or 3. */
+#define BLL_EXECUTE      (1ULL << 0)
+#define BLL_WRITE_FILE   (1ULL << 1)
+#define BLL_READ_FILE    (1ULL << 2)
+#define BLL_READ_DIR     (1ULL << 3)
+#define BLL_REMOVE_DIR   (1ULL << 4)
+#define BLL_REMOVE_FILE  (1ULL << 5)
+#define BLL_MAKE_CHAR    (1ULL << 6)
+#define BLL_MAKE_DIR     (1ULL << 7)
+#define BLL_MAKE_REG     (1ULL << 8)
+#define BLL_MAKE_SOCK    (1ULL << 9)
+#define BLL_MAKE_FIFO    (1ULL << 10)
+#define BLL_MAKE_BLOCK   (1ULL << 11)
+#define BLL_MAKE_SYM     (1ULL << 12)
+#define BLL_REFER        (1ULL << 13)   /* ABI 2 */
+#define BLL_TRUNCATE     (1ULL << 14)   /* ABI 3 */
+#define BLL_IOCTL_DEV    (1ULL << 15)   /* ABI 5 */
+#define BLL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)   /* ABI 6 */
+#define BLL_SCOPE_SIGNAL               (1ULL << 1)   /* ABI 6 */
+#define BLL_ABI_KNOWN 7   /* ABI 4 adds TCP rules (not used: the broker must reach
+                             its LLM), ABI 7 audit-log flags (no new rights) */
+
+/* struct landlock_ruleset_attr as of ABI 6; older kernels take a prefix. */
+struct bll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+struct bll_path_beneath {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+/* Files only take file rights; a directory rule takes both kinds. */
+#define BLL_FILE_RIGHTS (BLL_EXECUTE | BLL_WRITE_FILE | BLL_READ_FILE | BLL_TRUNCATE | \
+                         BLL_IOCTL_DEV)
+
+/* 0 when the kernel has no Landlock (ENOSYS) or has it disabled
+ * (EOPNOTSUPP); -1 for any other failure of the probe. */
+static int bll_abi(void)
+{
+	long v = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+
+	if (v >= 0)
+		return v > BLL_ABI_KNOWN ? BLL_ABI_KNOWN : (int)v;
+	if (errno == ENOSYS || errno == EOPNOTSUPP)
+		return 0;
+	return -1;
+}
+
+static uint64_t bll_fs_rights(int abi)
+{
+	uint64_t r = (1ULL << 13) - 1;   /* EXECUTE .. MAKE_SYM */
+
+	if (abi >= 2)
+		r |= BLL_REFER;
+	if (abi >= 3)
+		r |= BLL_TRUNCATE;
+	if (abi >= 5)
+		r |= BLL_IOCTL_DEV;
+	return r;
+}
+
+/* One path-beneath rule.  optional: a missing path is fine. */
+static int bll_add(int rs, const char *path, uint64_t access, uint64_t handled, bool optional,
+                   struct werr *err)
+{
+	struct bll_path_beneath pb;
+	struct stat st;
+	int fd = open(path, O_PATH | O_CLOEXEC);
+
+	if (fd < 0) {
+		if (optional && (errno == ENOENT || errno == ENOTDIR))
+			return 0;
+		return werr_set(err, errno, "landlock: opening %s", path);
+	}
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return werr_set(err, e, "landlock: %s", path);
+	}
+	if (!S_ISDIR(st.st_mode))
+		access &= BLL_FILE_RIGHTS;
+	pb.allowed_access = access & handled;
+	pb.parent_fd = fd;
+	if (pb.allowed_access &&
+	    syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0) {
+		int e = errno;
+		close(fd);
+		return werr_set(err, e, "landlock: adding a rule for %s", path);
+	}
+	close(fd);
+	return 0;
+}
+
+static int confine_landlock(const struct bdirs *d, const char *extra_rw, struct werr *err)
+{
+	/* What name resolution (glibc, libcurl's resolver) and local time read.
+	 * Each one read-only, and only if it exists. */
+	static const char *const ro_files[] = {
+		"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf",
+		"/etc/host.conf", "/etc/services", "/etc/localtime",
+		"/dev/urandom",
+	};
+	const uint64_t ro = BLL_READ_FILE | BLL_READ_DIR;
+	/* write-type rights, no execute, no device or socket nodes */
+	const uint64_t rw = BLL_READ_FILE | BLL_READ_DIR | BLL_WRITE_FILE | BLL_REMOVE_DIR |
+	                    BLL_REMOVE_FILE | BLL_MAKE_DIR | BLL_MAKE_REG | BLL_MAKE_SYM |
+	                    BLL_REFER | BLL_TRUNCATE;
+	const uint64_t dev_rw = BLL_READ_FILE | BLL_WRITE_FILE | BLL_IOCTL_DEV;
+	static bool warned;
+	struct bll_ruleset_attr attr = { 0 };
+	size_t attr_size = sizeof(attr.handled_access_fs), i;
+	uint64_t handled;
+	int abi = bll_abi(), rs, r = -1;
+
+	if (abi < 0)
+		return werr_set(err, errno, "landlock: probing the ABI");
+	if (abi == 0) {
+		if (!warned)
+			fputs("warden-broker: this kernel has no Landlock (or it is disabled): the "
+			      "broker's file access is not restricted (enable CONFIG_SECURITY_LANDLOCK "
+			      "and lsm=landlock)\n", stderr);
+		warned = true;
+		return 0;
+	}
+	handled = bll_fs_rights(abi);
+	attr.handled_access_fs = handled;
+	if (abi >= 6) {
+		attr.scoped = BLL_SCOPE_ABSTRACT_UNIX_SOCKET | BLL_SCOPE_SIGNAL;
+		attr_size = sizeof(attr);
+	}
+	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
+	if (rs < 0)
+		return werr_set(err, errno, "landlock: creating a ruleset (ABI %d)", abi);
+
+	if (bll_add(rs, d->data, rw, handled, false, err) < 0)
+		goto out;
+	if (extra_rw && bll_add(rs, extra_rw, rw, handled, false, err) < 0)
+		goto out;
+	if (bll_add(rs, d->config, ro, handled, true, err) < 0)
+		goto out;
+	for (i = 0; i < ARRAY_SIZE(ro_files); i++)
+		if (bll_add(rs, ro_files[i], BLL_READ_FILE, handled, true, err) < 0)
+			goto out;
+	/* /dev/null: writing to it is harmless, and libraries open it O_RDWR */
+	if (bll_add(rs, "/dev/null", BLL_READ_FILE | BLL_WRITE_FILE, handled, true, err) < 0)
+		goto out;
+	/* the terminal UI of warden chat (line editing needs its ioctls) */
+	if (bll_add(rs, "/dev/tty", dev_rw, handled, true, err) < 0)
+		goto out;
+
+	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0) {
+		werr_set(err, errno, "landlock: restricting the broker");
+		goto out;
+	}
+	r = 0;
+out:
+	close(rs);
+	return r;
+}
+
+/* The calls the broker never needs: it talks to the supervisor, the LLM and
+ * the terminal, and runs nothing itself. */
+static const char *const denied_calls[] = {
+	"execve", "execveat",
+	"ptrace", "process_vm_readv", "process_vm_writev",
+	"mount", "umount2", "pivot_root", "chroot",
+	"unshare", "setns",
+	"fsopen", "fsmount", "fsconfig", "move_mount", "open_tree", "fspick", "mount_setattr",
+	"bpf", "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+	"keyctl", "add_key", "request_key",
+	"personality", "userfaultfd", "perf_event_open",
+	/* io_uring runs file operations outside this filter's view */
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+	"open_by_handle_at",
+};
+
+static const unsigned long clone_ns_flags[] = {
+	CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID,
+	CLONE_NEWNET,
+};
+
+/* clone's flags argument: arg 1 on s390 (the stack comes first there),
+ * arg 0 everywhere else. */
+#if defined(__s390__) || defined(__s390x__)
+#define CLONE_FLAGS_ARG 1
+#else
+#define CLONE_FLAGS_ARG 0
+#endif
+
+static int confine_seccomp(struct werr *err)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int r = -1, rc;
+	size_t i;
+
+	if (!ctx)
+		return werr_set(err, ENOMEM, "seccomp: creating the filter");
+	for (i = 0; i < ARRAY_SIZE(denied_calls); i++) {
+		int nr = seccomp_syscall_resolve_name(denied_calls[i]);
+		if (nr == __NR_SCMP_ERROR) {
+			werr_set(err, 0, "seccomp: libseccomp does not know %s: update libseccomp",
+			         denied_calls[i]);
+			goto out;
+		}
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+		if (rc < 0) {
+			werr_set(err, -rc, "seccomp: denying %s", denied_calls[i]);
+			goto out;
+		}
+	}
+	/* clone with any namespace flag: one rule per flag, since a rule can only
+	 * test (arg & mask) == value */
+	for (i = 0; i < ARRAY_SIZE(clone_ns_flags); i++) {
+		struct scmp_arg_cmp cmp = {
+			.arg = CLONE_FLAGS_ARG, .op = SCMP_CMP_MASKED_EQ,
+			.datum_a = clone_ns_flags[i], .datum_b = clone_ns_flags[i],
+		};
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, &cmp);
+		if (rc < 0) {
+			werr_set(err, -rc, "seccomp: checking clone's flags");
+			goto out;
+		}
+	}
+	/* clone3 passes its flags in memory, out of a filter's reach: ENOSYS
+	 * makes glibc fall back to clone, checked above */
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	if (rc < 0) {
+		werr_set(err, -rc, "seccomp: refusing clone3");
+		goto out;
+	}
+	rc = seccomp_load(ctx);
+	if (rc < 0) {
+		werr_set(err, -rc, "seccomp: loading the filter");
+		goto out;
+	}
+	r = 0;
+out:
+	seccomp_release(ctx);
+	return r;
+}
+
+/* Landlock restricts the calling thread only. */
+static int count_threads(struct werr *err)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!dir)
+		return werr_set(err, errno, "counting threads: /proc/self/task");
+	while ((e = readdir(dir)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(dir);
+	return n;
+}
+
+int broker_confine(const struct bdirs *d, const char *extra_rw, struct werr *err)
+{
+	int n = count_threads(err);
+
+	if (n < 0)
+		return -1;
+	if (n != 1)
+		return werr_set(err, 0, "confining the broker: %d threads already run; it must "
+		                "happen before any thread starts", n);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return werr_set(err, errno, "setting no_new_privs");
+	if (confine_landlock(d, extra_rw, err) < 0)
+		return werr_wrap(err, "confining the broker");
+	if (confine_seccomp(err) < 0)
+		return werr_wrap(err, "confining the broker");
+	return 0;
+}

@@ -1,0 +1,58 @@
+/* Conversations on disk: JSON arrays of LMC messages (llm.h) under
+ * <data>/conversations/<timestamp>-<slug>.json, written atomically
+ * (temp file, fsync, rename), 0600.  Also: the token estimate, trimming a
+ * history to a context window, and the export of the approved code as a
+ * runnable shell script. */
+#ifndef BROKER_CONV_H
+#define BROKER_CONV_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+#include "warden/err.h"
+
+/* The console content that tells the model the user declined a block; an
+ * exported script leaves such blocks out. */
+#define CONV_DECLINED "The user declined to run this code."
+#define CONV_NOT_RUN "This code was not run: "
+
+/* "<data>/conversations" (malloc'd). */
+char *conv_dir(const char *data);
+/* A new file name for a conversation whose first user message is `first`
+ * (may be NULL): "<dir>/2024-05-01_12-30-05-analyse-the-sales.json". */
+char *conv_new_path(const char *data, const char *first);
+/* The most recently modified conversation, or -1 with err. */
+int conv_latest(const char *data, char **path, struct werr *err);
+/* %save/%load/--resume names: an absolute path must be under data; a
+ * relative one is under <data>/conversations (".json" added when missing).
+ * -1 with err for anything that leaves data ("..", other absolute paths). */
+int conv_resolve(const char *data, const char *name, char **path, struct werr *err);
+
+/* Check the LMC shape: an array of objects with a known role and type and
+ * a string content.  err names the message ("message 3: ..."). */
+int conv_validate(json_object *msgs, struct werr *err);
+int conv_save(const char *path, json_object *msgs, struct werr *err);
+int conv_load(const char *path, json_object **msgs, struct werr *err);
+
+/* JSON text to a value; errors say "path:line:col: what". */
+int conv_json_parse(const char *path, const char *text, size_t len, json_object **out,
+                    struct werr *err);
+/* 1-based line and column of a byte offset. */
+void conv_linecol(const char *text, size_t off, int *line, int *col);
+
+/* ~4 characters per token, plus a little per message. */
+size_t conv_tokens_str(const char *s);
+size_t conv_tokens(json_object *msgs);
+/* A new array (sharing the messages) of the latest messages that fit in
+ * budget tokens; it never starts with a computer message (a tool result
+ * without its call), and always keeps the last message. */
+json_object *conv_trim(json_object *msgs, size_t budget);
+
+/* The approved code blocks of a conversation as a POSIX shell script that
+ * runs them in order, each through its interpreter (consecutive blocks of
+ * one language share one run, as they shared a session).  malloc'd. */
+char *conv_script(json_object *msgs, const char *source);
+int conv_export_script(json_object *msgs, const char *source, const char *path,
+                       struct werr *err);
+
+#endif

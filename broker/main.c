@@ -1,0 +1,91 @@
+/* warden-broker MODE [ARGS]: the unprivileged half (broker.h).
+ *
+ * Order: only fds 0-3 stay open; fd 3 must be the supervisor's socket; the
+ * directories come from the environment; chat loads what the LLM clients
+ * need while files are still reachable; then the broker confines itself,
+ * before it reads a byte of input; then the mode runs. */
+#include <errno.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "broker.h"
+#include "chat.h"
+#include "client.h"
+#include "llm.h"
+#include "warden/util.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: warden-broker serve --stdio | chat [ARGS]\n"
+	      "warden-broker is started by `warden serve` or `warden chat`, not directly.\n", f);
+}
+
+/* Every fd but 0-2 and the supervisor's socket: an inherited fd would
+ * outlive confinement (Landlock checks opens, not fds already open). */
+static void close_other_fds(void)
+{
+	if (syscall(SYS_close_range, BROKER_SUP_FD + 1, ~0U, 0) == 0)
+		return;
+	for (int fd = BROKER_SUP_FD + 1; fd < 65536; fd++)
+		close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	struct bdirs dirs = { 0 };
+	struct werr err = { 0 };
+	struct stat st;
+	const char *mode;
+	int r;
+
+	close_other_fds();
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 125 : 0;
+	}
+	mode = argv[1];
+	if (strcmp(mode, "serve") && strcmp(mode, "chat")) {
+		fprintf(stderr, "warden-broker: unknown mode '%s' (serve or chat)\n", mode);
+		return 125;
+	}
+	if (fstat(BROKER_SUP_FD, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+		fputs("warden-broker: fd 3 is not the supervisor's socket: warden-broker is started "
+		      "by `warden serve` or `warden chat`, not directly\n", stderr);
+		return 125;
+	}
+	/* a vanished reader of stdout is an error to handle, not a death */
+	signal(SIGPIPE, SIG_IGN);
+
+	if (bdirs_init(&dirs, &err) < 0) {
+		fprintf(stderr, "warden-broker: %s\n", err.msg);
+		return werr_exit_code(&err);
+	}
+	if (!strcmp(mode, "chat")) {
+		/* locale data, the CA bundle and the resolver's modules are files:
+		 * read them now, Landlock hides them below */
+		setlocale(LC_ALL, "");
+		if (llm_global_init(&err) < 0) {
+			fprintf(stderr, "warden-broker: %s\n", err.msg);
+			bdirs_free(&dirs);
+			return werr_exit_code(&err);
+		}
+		/* files named on the command line (a replay recording, the
+		 * conversation to resume) are read before they are out of reach */
+		chat_preload(argc - 1, argv + 1, &dirs);
+	}
+	if (broker_confine(&dirs, NULL, &err) < 0) {
+		fprintf(stderr, "warden-broker: %s\n", err.msg);
+		bdirs_free(&dirs);
+		return werr_exit_code(&err);
+	}
+	if (!strcmp(mode, "serve"))
+		r = serve_main(argc - 1, argv + 1, &dirs);
+	else
+		r = chat_main(argc - 1, argv + 1, &dirs);
+	bdirs_free(&dirs);
+	return r;
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env bats
+# `warden chat` on a real terminal: tmux runs it, the test types keys and
+# reads the screen.  The model is tests/fakes/llm_server.py.
+load ../helpers
+
+setup() {
+	common_setup
+	T=$(mktemp -d /tmp/warden-tty.XXXXXX)
+	chmod 755 "$T"
+	SOCK="warden-tty-$$-${BATS_TEST_NUMBER}"
+	FAKE_PID=
+}
+
+teardown() {
+	tmux -L "$SOCK" kill-server 2>/dev/null || true
+	[ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null
+	[ -n "$FAKE_PID" ] && wait "$FAKE_PID" 2>/dev/null
+	rm -rf "$T"
+	common_teardown
+}
+
+fake_llm() {
+	cat > "$T/script.json"
+	python3 "$WARDEN_TOP/tests/fakes/llm_server.py" "$T/script.json" --log "$T/req.log" \
+		--idle 120 > "$T/port" 2> "$T/fake.err" &
+	FAKE_PID=$!
+	for _ in $(seq 200); do
+		[ -s "$T/port" ] && break
+		sleep 0.05
+	done
+	PORT=$(head -1 "$T/port")
+	[ -n "$PORT" ]
+}
+
+# warden chat in a fixed-size terminal; its exit status is printed after it
+start_chat() {
+	local envs="HOME='$T/home' XDG_CONFIG_HOME='$T/config' XDG_DATA_HOME='$T/data' WARDEN_AUDIT_LOG='$AUDIT' TERM=xterm NO_COLOR=1"
+	[ -n "${WARDEN_BROKER:-}" ] && envs="$envs WARDEN_BROKER='$WARDEN_BROKER'"
+	mkdir -p "$T/home"
+	tmux -L "$SOCK" -f /dev/null new-session -d -x 150 -y 50 \
+		"env $envs '$WARDEN' chat --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key k $*; echo WARDEN-EXITED rc=\$?; sleep 120"
+}
+
+screen() { tmux -L "$SOCK" capture-pane -p -S -300; }
+keys() { tmux -L "$SOCK" send-keys "$@"; }
+
+# wait_for TEXT [N]: until the screen shows TEXT (at least N times)
+wait_for() {
+	local n=${2:-1}
+	for _ in $(seq 400); do
+		[ "$(screen | grep -cF -- "$1")" -ge "$n" ] && return 0
+		sleep 0.1
+	done
+	echo "timed out waiting for '$1' (x$n); the screen:"
+	screen
+	return 1
+}
+
+@test "chat tty: y at the approval prompt runs the block" {
+	fake_llm <<'JSON'
+[{"text": "Running it.", "tool_call": {"language": "python", "code": "print('approved run', 6 * 7)"}},
+ {"text": "It printed 42."}]
+JSON
+	start_chat
+	wait_for "> "
+	keys "compute it" Enter
+	wait_for "Run this code? [y]es [n]o [e]dit [a]lways:"
+	screen | grep -q "python · runs in a jail, sandbox profile: workspace"
+	keys y Enter
+	wait_for "approved run 42"
+	wait_for "It printed 42."
+	wait_for "> " 3
+	keys C-d
+	wait_for "WARDEN-EXITED rc=0"
+}
+
+@test "chat tty: n declines, the block does not run, and the model is told" {
+	fake_llm <<'JSON'
+[{"tool_call": {"language": "shell", "code": "touch declined_file"}},
+ {"text": "Understood, I did not run it."}]
+JSON
+	start_chat
+	wait_for "> "
+	keys "make a file" Enter
+	wait_for "Run this code?"
+	keys n Enter
+	wait_for "not run"
+	keys "why not?" Enter
+	wait_for "Understood, I did not run it."
+	[ ! -e "$WS/declined_file" ]
+	grep '"n": 2' "$T/req.log" | grep -q "The user declined to run this code."
+	! screen | grep -q WARDEN-EXITED
+}
+
+@test "chat tty: Ctrl-C interrupts a running block, and the chat goes on" {
+	fake_llm <<'JSON'
+[{"tool_call": {"language": "python", "code": "import time\nprint('sleeping now', flush=True)\ntime.sleep(60)\nprint('woke up')"}},
+ {"text": "Still here after the interrupt."}]
+JSON
+	start_chat
+	wait_for "> "
+	keys "sleep a minute" Enter
+	wait_for "Run this code?"
+	keys y Enter
+	wait_for "sleeping now"
+	keys C-c
+	wait_for "interrupted"
+	wait_for "> " 2
+	! screen | grep -q "woke up"
+	! screen | grep -q WARDEN-EXITED
+	# alive: the next message gets an answer, and the model was told
+	keys "are you there?" Enter
+	wait_for "Still here after the interrupt."
+	grep '"n": 2' "$T/req.log" | grep -q "interrupted by the user"
+}
+
+@test "chat tty: Ctrl-C stops the model's reply; twice at an empty prompt exits" {
+	fake_llm <<'JSON'
+[{"slow_ms": 200, "chunk": 2, "text": "This reply streams very slowly, word by word, so that there is time to press Ctrl-C in the middle of it.\nline two\nline three\nline four\n"},
+ {"text": "Second answer."}]
+JSON
+	start_chat
+	wait_for "> "
+	keys "talk slowly" Enter
+	# the first line arrives, then Ctrl-C
+	wait_for "time to press Ctrl-C"
+	keys C-c
+	wait_for "the reply was interrupted"
+	! screen | grep -q "line four"
+	keys "again" Enter
+	wait_for "Second answer."
+	keys C-c
+	wait_for "Ctrl-C again or Ctrl-D to exit"
+	! screen | grep -q WARDEN-EXITED
+	keys C-c
+	wait_for "WARDEN-EXITED rc=0"
+}

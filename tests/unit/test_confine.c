@@ -1,0 +1,380 @@
+/* broker_confine (broker/confine.c) against the real kernel: a forked child
+ * confines itself and tries what a compromised broker would try; it reports
+ * each result through a pipe and the parent asserts.  The same probes in an
+ * unconfined child must come out the other way, so the test can fail. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "broker.h"
+#include "warden/util.h"
+
+struct probes {
+	int confine_rc;
+	char confine_msg[WERR_MSG_MAX];
+	int exec_errno;          /* execve("/bin/true") */
+	int passwd_errno;        /* open /etc/passwd */
+	int outside_errno;       /* open a file in a temp dir beside config/data */
+	int data_create_errno;   /* create + write a file in data */
+	int data_readback;       /* 1 when what was written reads back */
+	int config_read_errno;   /* read a file in config */
+	int config_write_errno;  /* open it for writing */
+	int config_create_errno; /* create a file in config */
+	int clone_user_errno;    /* clone(CLONE_NEWUSER) */
+	int unshare_errno;       /* unshare(CLONE_NEWNET) */
+	int clone3_errno;        /* clone3(NULL, 0) */
+	int mount_errno;         /* mount with NULL arguments */
+	int thread_errno;        /* pthread_create + join */
+	int ptrace_errno;        /* ptrace(PTRACE_TRACEME) */
+	int devnull_errno;       /* open /dev/null read-write */
+};
+
+struct fixture {
+	char top[64];
+	char config[128], data[128], outside[128];
+};
+
+static int fixture_setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char path[256];
+	int fd;
+
+	snprintf(f->top, sizeof(f->top), "/tmp/warden-confine.XXXXXX");
+	assert_non_null(mkdtemp(f->top));
+	snprintf(f->config, sizeof(f->config), "%s/config", f->top);
+	snprintf(f->data, sizeof(f->data), "%s/data", f->top);
+	snprintf(f->outside, sizeof(f->outside), "%s/outside", f->top);
+	assert_int_equal(mkdir(f->config, 0700), 0);
+	assert_int_equal(mkdir(f->data, 0700), 0);
+	assert_int_equal(mkdir(f->outside, 0700), 0);
+	snprintf(path, sizeof(path), "%s/settings", f->config);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "cfg", 3), 3);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/secret", f->outside);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "secret", 6), 6);
+	close(fd);
+	*state = f;
+	return 0;
+}
+
+static int fixture_teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->top);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", f->top);
+	free(f);
+	return 0;
+}
+
+static int open_errno(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+static void *thread_fn(void *arg)
+{
+	return arg;
+}
+
+/* exec_path: /bin/true when confined (EPERM comes before any lookup); a
+ * missing file for the unconfined control, so that it reports ENOENT
+ * instead of becoming /bin/true. */
+static void run_probes(const struct fixture *f, const char *exec_path, struct probes *p)
+{
+	char path[256], buf[16];
+	pthread_t t;
+	void *ret = NULL;
+	long r;
+	int fd;
+
+	{
+		char *const argv[] = { (char *)exec_path, NULL };
+		char *const envp[] = { NULL };
+		execve(exec_path, argv, envp);
+		p->exec_errno = errno;
+	}
+	p->passwd_errno = open_errno("/etc/passwd", O_RDONLY);
+	snprintf(path, sizeof(path), "%s/secret", f->outside);
+	p->outside_errno = open_errno(path, O_RDONLY);
+
+	snprintf(path, sizeof(path), "%s/new-file", f->data);
+	fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+	p->data_create_errno = fd < 0 ? errno : 0;
+	if (fd >= 0) {
+		if (write(fd, "hello", 5) == 5 && lseek(fd, 0, SEEK_SET) == 0 &&
+		    read(fd, buf, sizeof(buf)) == 5 && !memcmp(buf, "hello", 5))
+			p->data_readback = 1;
+		close(fd);
+	}
+
+	snprintf(path, sizeof(path), "%s/settings", f->config);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	p->config_read_errno = fd < 0 ? errno : 0;
+	if (fd >= 0) {
+		if (read(fd, buf, sizeof(buf)) != 3)
+			p->config_read_errno = EIO;
+		close(fd);
+	}
+	p->config_write_errno = open_errno(path, O_WRONLY);
+	snprintf(path, sizeof(path), "%s/created", f->config);
+	p->config_create_errno = open_errno(path, O_CREAT | O_WRONLY);
+
+	r = syscall(SYS_clone, (unsigned long)(CLONE_NEWUSER | SIGCHLD), 0, 0, 0, 0);
+	if (r == 0)
+		_exit(0);
+	p->clone_user_errno = r < 0 ? errno : 0;
+	if (r > 0)
+		waitpid((pid_t)r, NULL, 0);
+	p->unshare_errno = unshare(CLONE_NEWNET) < 0 ? errno : 0;
+	p->clone3_errno = syscall(SYS_clone3, NULL, 0) < 0 ? errno : 0;
+	p->mount_errno = mount(NULL, NULL, NULL, 0, NULL) < 0 ? errno : 0;
+	p->thread_errno = pthread_create(&t, NULL, thread_fn, (void *)p);
+	if (!p->thread_errno && (pthread_join(t, &ret) != 0 || ret != (void *)p))
+		p->thread_errno = EIO;
+	p->ptrace_errno = ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0 ? errno : 0;
+	p->devnull_errno = open_errno("/dev/null", O_RDWR);
+}
+
+/* Fork; the child (optionally confined) runs the probes and writes them to
+ * the pipe. */
+static void probe_child(const struct fixture *f, bool confine, struct probes *out)
+{
+	int pfd[2], status;
+	pid_t pid;
+
+	memset(out, 0, sizeof(*out));
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct probes p = { 0 };
+		struct bdirs d = { .config = (char *)f->config, .data = (char *)f->data };
+		struct werr err = { 0 };
+
+		close(pfd[0]);
+		if (confine) {
+			p.confine_rc = broker_confine(&d, NULL, &err);
+			snprintf(p.confine_msg, sizeof(p.confine_msg), "%s", err.msg);
+		}
+		if (p.confine_rc == 0)
+			run_probes(f, confine ? "/bin/true" : "/nonexistent/warden-probe", &p);
+		if (write(pfd[1], &p, sizeof(p)) != (ssize_t)sizeof(p))
+			_exit(2);
+		_exit(0);
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], out, sizeof(*out)), (ssize_t)sizeof(*out));
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void expect_errno(const char *what, int got, int want)
+{
+	if (got != want)
+		fail_msg("%s: errno %d (%s), want %d (%s)", what, got, got ? strerror(got) : "ok",
+		         want, want ? strerror(want) : "ok");
+}
+
+static void test_confined(void **state)
+{
+	const struct fixture *f = *state;
+	struct probes p;
+
+	probe_child(f, true, &p);
+	if (p.confine_rc != 0)
+		fail_msg("broker_confine failed: %s", p.confine_msg);
+	expect_errno("execve /bin/true", p.exec_errno, EPERM);
+	expect_errno("open /etc/passwd", p.passwd_errno, EACCES);
+	expect_errno("open a file beside config and data", p.outside_errno, EACCES);
+	expect_errno("create a file in data", p.data_create_errno, 0);
+	assert_int_equal(p.data_readback, 1);
+	expect_errno("read a file in config", p.config_read_errno, 0);
+	expect_errno("open a config file for writing", p.config_write_errno, EACCES);
+	expect_errno("create a file in config", p.config_create_errno, EACCES);
+	expect_errno("clone(CLONE_NEWUSER)", p.clone_user_errno, EPERM);
+	expect_errno("unshare(CLONE_NEWNET)", p.unshare_errno, EPERM);
+	expect_errno("clone3", p.clone3_errno, ENOSYS);
+	expect_errno("mount", p.mount_errno, EPERM);
+	expect_errno("pthread_create", p.thread_errno, 0);
+	expect_errno("ptrace(PTRACE_TRACEME)", p.ptrace_errno, EPERM);
+	expect_errno("open /dev/null", p.devnull_errno, 0);
+}
+
+/* The control: without broker_confine the same probes pass, so every
+ * assertion above is the confinement's doing. */
+static void test_unconfined_control(void **state)
+{
+	const struct fixture *f = *state;
+	struct probes p;
+
+	probe_child(f, false, &p);
+	expect_errno("execve a missing file", p.exec_errno, ENOENT);
+	expect_errno("pthread_create", p.thread_errno, 0);
+	expect_errno("open /etc/passwd", p.passwd_errno, 0);
+	expect_errno("open a file beside config and data", p.outside_errno, 0);
+	expect_errno("open a config file for writing", p.config_write_errno, 0);
+	assert_int_not_equal(p.clone3_errno, ENOSYS);
+	assert_int_not_equal(p.mount_errno, EPERM);
+	expect_errno("ptrace(PTRACE_TRACEME)", p.ptrace_errno, 0);
+}
+
+static void *sleeper(void *arg)
+{
+	pause();
+	return arg;
+}
+
+/* Landlock binds one thread: confining with a second one running must fail. */
+static void test_refuses_with_threads(void **state)
+{
+	const struct fixture *f = *state;
+	int pfd[2], status;
+	pid_t pid;
+	char msg[WERR_MSG_MAX] = "";
+
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct bdirs d = { .config = (char *)f->config, .data = (char *)f->data };
+		struct werr err = { 0 };
+		pthread_t t;
+		int rc;
+
+		close(pfd[0]);
+		if (pthread_create(&t, NULL, sleeper, NULL) != 0)
+			_exit(3);
+		rc = broker_confine(&d, NULL, &err);
+		if (write(pfd[1], err.msg, sizeof(err.msg)) < 0)
+			_exit(2);
+		_exit(rc == -1 ? 0 : 1);
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], msg, sizeof(msg)), (ssize_t)sizeof(msg));
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_non_null(strstr(msg, "threads"));
+}
+
+/* extra_rw is writable too; a missing config directory is fine. */
+static void test_extra_rw_and_missing_config(void **state)
+{
+	const struct fixture *f = *state;
+	char nocfg[256], path[256];
+	int pfd[2], status;
+	pid_t pid;
+	int res[3] = { -1, -1, -1 };
+
+	snprintf(nocfg, sizeof(nocfg), "%s/no-such-config", f->top);
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct bdirs d = { .config = nocfg, .data = (char *)f->data };
+		struct werr err = { 0 };
+		int r[3];
+
+		close(pfd[0]);
+		r[0] = broker_confine(&d, f->outside, &err);
+		snprintf(path, sizeof(path), "%s/written", f->outside);
+		r[1] = open_errno(path, O_CREAT | O_WRONLY);
+		r[2] = open_errno("/etc/hostname", O_RDONLY);
+		if (write(pfd[1], r, sizeof(r)) < 0)
+			_exit(2);
+		_exit(0);
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], res, sizeof(res)), (ssize_t)sizeof(res));
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(res[0], 0);
+	expect_errno("create a file in extra_rw", res[1], 0);
+	expect_errno("open /etc/hostname", res[2], EACCES);
+}
+
+static void test_bdirs(void **state)
+{
+	const struct fixture *f = *state;
+	struct bdirs d = { 0 };
+	struct werr err = { 0 };
+	char xdg[256], want[300];
+	struct stat st;
+
+	snprintf(xdg, sizeof(xdg), "%s/xdg-data", f->top);
+	setenv("XDG_DATA_HOME", xdg, 1);
+	setenv("XDG_CONFIG_HOME", "/nonexistent-config-home", 1);
+	assert_int_equal(bdirs_init(&d, &err), 0);
+	snprintf(want, sizeof(want), "%s/warden", xdg);
+	assert_string_equal(d.data, want);
+	assert_string_equal(d.config, "/nonexistent-config-home/warden");
+	assert_int_equal(stat(want, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0700);
+	bdirs_free(&d);
+
+	/* relative XDG values are ignored (the XDG rule): $HOME decides */
+	setenv("XDG_DATA_HOME", "relative", 1);
+	setenv("XDG_CONFIG_HOME", "", 1);
+	setenv("HOME", f->top, 1);
+	assert_int_equal(bdirs_init(&d, &err), 0);
+	snprintf(want, sizeof(want), "%s/.local/share/warden", f->top);
+	assert_string_equal(d.data, want);
+	snprintf(want, sizeof(want), "%s/.config/warden", f->top);
+	assert_string_equal(d.config, want);
+	bdirs_free(&d);
+
+	unsetenv("XDG_DATA_HOME");
+	unsetenv("XDG_CONFIG_HOME");
+	setenv("HOME", "relative-home", 1);
+	assert_int_equal(bdirs_init(&d, &err), -1);
+	assert_non_null(strstr(err.msg, "HOME"));
+	assert_null(d.data);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_confined, fixture_setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_unconfined_control, fixture_setup,
+		                                fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_refuses_with_threads, fixture_setup,
+		                                fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_extra_rw_and_missing_config, fixture_setup,
+		                                fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_bdirs, fixture_setup, fixture_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
