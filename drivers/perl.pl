@@ -106,6 +106,7 @@ while (defined(my $code = read_frame())) {
 	my $status = eval { run($code) };
 	$status = 130 unless defined $status;   # SIGINT right after the block
 	$running = 0;
+	CORE::exit($status) if $$ != $driver_pid;   # a child forked by the block
 	eval { STDOUT->flush if defined fileno(STDOUT) };
 	eval { STDERR->flush if defined fileno(STDERR) };
 	my $msg = "D $status\n";

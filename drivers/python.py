@@ -18,6 +18,7 @@ def _warden_main():
 
     globals().pop("_warden_main", None)   # keep __main__ clean
     g = sys.modules["__main__"].__dict__
+    pid = os.getpid()
     ctl = 4
     os.set_inheritable(ctl, False)        # subprocesses never get fd 4
     sys.argv = [""]
@@ -171,6 +172,8 @@ def _warden_main():
             status = run_block(data)
         except KeyboardInterrupt:        # landed between the block and here
             status = 130
+        if os.getpid() != pid:           # a child forked by the block
+            os._exit(status)
         fix_stream("stdout", 1)
         fix_stream("stderr", 2)
         msg = b"D %d\n" % status

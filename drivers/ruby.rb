@@ -11,7 +11,7 @@ lambda do
   $stdout.sync = true
   $stderr.sync = true
   running = false
-  count = 0
+  pid = Process.pid
 
   bad = lambda do |msg|
     STDERR.write("warden ruby driver: #{msg}\n")
@@ -68,7 +68,6 @@ lambda do
   loop do
     code = read_frame.call
     exit!(0) if code.nil?
-    count += 1
     status =
       begin
         running = true
@@ -91,6 +90,7 @@ lambda do
       end
     flush.call(:out, 1)
     flush.call(:err, 2)
+    exit!(status) if Process.pid != pid  # a child forked by the block
     begin
       ctl.write("D #{status}\n")
     rescue StandardError

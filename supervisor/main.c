@@ -28,13 +28,13 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	/* `warden` alone, or with chat options or a message, is `warden chat` */
-	if (!cmd || cmd[0] == '-')
-		return cmd_chat(argc, argv);
-	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+	if (cmd && (!strcmp(cmd, "version") || !strcmp(cmd, "--version"))) {
 		puts("warden " WARDEN_VERSION);
 		return 0;
 	}
+	/* `warden` alone, or with chat options or a message, is `warden chat` */
+	if (!cmd || cmd[0] == '-')
+		return cmd_chat(argc, argv);
 	if (!strcmp(cmd, "run"))
 		return cmd_run(argc - 1, argv + 1);
 	if (!strcmp(cmd, "policy"))

@@ -12,7 +12,6 @@ setup() {
 	export HOME="$T/home" XDG_CONFIG_HOME="$T/config" XDG_DATA_HOME="$T/data"
 	mkdir -p "$HOME"
 	unset OPENAI_API_KEY ANTHROPIC_API_KEY
-	export NO_COLOR=1
 	FAKE_PID=
 }
 
@@ -73,6 +72,8 @@ JSON
 	[[ "$output" == *"product 42"* ]]
 	[[ "$output" == *"The answer is **42**, computed in the jail."* ]]
 	[ "$(cat "$WS/made_in_jail.txt")" = "hello from the jail" ]
+	# not a terminal: no colour, no escape sequence at all
+	! grep -q $'\e' <<< "$output"
 	[ "$(nreq)" -eq 2 ]
 	# the second request carries the block's output, and the system
 	# message told the model about the jail

@@ -34,7 +34,8 @@ fake_llm() {
 
 # warden chat in a fixed-size terminal; its exit status is printed after it
 start_chat() {
-	local envs="HOME='$T/home' XDG_CONFIG_HOME='$T/config' XDG_DATA_HOME='$T/data' WARDEN_AUDIT_LOG='$AUDIT' TERM=xterm NO_COLOR=1"
+	local envs="HOME='$T/home' XDG_CONFIG_HOME='$T/config' XDG_DATA_HOME='$T/data' WARDEN_AUDIT_LOG='$AUDIT' TERM=xterm-256color"
+	[ -z "${COLOR:-}" ] && envs="$envs NO_COLOR=1"
 	[ -n "${WARDEN_BROKER:-}" ] && envs="$envs WARDEN_BROKER='$WARDEN_BROKER'"
 	mkdir -p "$T/home"
 	tmux -L "$SOCK" -f /dev/null new-session -d -x 150 -y 50 \
@@ -56,20 +57,33 @@ wait_for() {
 	return 1
 }
 
+# wait_prompt N: until N prompts ("> " at the start of a line) were shown
+wait_prompt() {
+	for _ in $(seq 400); do
+		[ "$(screen | grep -c '^>')" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	echo "timed out waiting for prompt number $1; the screen:"
+	screen
+	return 1
+}
+
 @test "chat tty: y at the approval prompt runs the block" {
 	fake_llm <<'JSON'
 [{"text": "Running it.", "tool_call": {"language": "python", "code": "print('approved run', 6 * 7)"}},
  {"text": "It printed 42."}]
 JSON
-	start_chat
-	wait_for "> "
+	COLOR=1 start_chat
+	wait_prompt 1
 	keys "compute it" Enter
 	wait_for "Run this code? [y]es [n]o [e]dit [a]lways:"
 	screen | grep -q "python · runs in a jail, sandbox profile: workspace"
 	keys y Enter
 	wait_for "approved run 42"
 	wait_for "It printed 42."
-	wait_for "> " 3
+	wait_prompt 2
+	# on a terminal, with NO_COLOR unset, the code is coloured
+	tmux -L "$SOCK" capture-pane -p -e -S -300 | grep -q $'\e\\[[0-9;]*m'
 	keys C-d
 	wait_for "WARDEN-EXITED rc=0"
 }
@@ -80,7 +94,7 @@ JSON
  {"text": "Understood, I did not run it."}]
 JSON
 	start_chat
-	wait_for "> "
+	wait_prompt 1
 	keys "make a file" Enter
 	wait_for "Run this code?"
 	keys n Enter
@@ -98,14 +112,14 @@ JSON
  {"text": "Still here after the interrupt."}]
 JSON
 	start_chat
-	wait_for "> "
+	wait_prompt 1
 	keys "sleep a minute" Enter
 	wait_for "Run this code?"
 	keys y Enter
 	wait_for "sleeping now"
 	keys C-c
 	wait_for "interrupted"
-	wait_for "> " 2
+	wait_prompt 2
 	! screen | grep -q "woke up"
 	! screen | grep -q WARDEN-EXITED
 	# alive: the next message gets an answer, and the model was told
@@ -120,7 +134,7 @@ JSON
  {"text": "Second answer."}]
 JSON
 	start_chat
-	wait_for "> "
+	wait_prompt 1
 	keys "talk slowly" Enter
 	# the first line arrives, then Ctrl-C
 	wait_for "time to press Ctrl-C"

@@ -6,6 +6,9 @@
 # bounded and fails the test when it runs out.
 load ../helpers
 
+setup() { common_setup; }
+teardown() { common_teardown; }
+
 LANGS="python javascript shell perl ruby"
 
 harness() {
@@ -50,6 +53,14 @@ harness() {
 	harness close_stdout $LANGS
 }
 
+@test "drivers: programs started by a block do not get fd 4" {
+	harness fd4_hidden $LANGS
+}
+
+@test "drivers: a child forked by a block does not act as a second driver" {
+	harness fork python perl ruby
+}
+
 @test "drivers: EOF on fd 4 exits 0" {
 	harness eof $LANGS
 }
@@ -84,4 +95,18 @@ harness() {
 
 @test "drivers: ruby keeps top-level locals; exit(n) ends only the block" {
 	harness ruby_extra ruby
+}
+
+@test "drivers: they work inside a real jail (its syscall filter, Landlock, no pid 1)" {
+	mkdir -p "$WS/top/tests/drivers" "$WS/top/supervisor"
+	cp -r "$WARDEN_TOP/drivers" "$WS/top/"
+	cp "$WARDEN_TOP/supervisor/lang.c" "$WS/top/supervisor/"
+	cp "$WARDEN_TOP/tests/drivers/harness.py" "$WS/top/tests/drivers/"
+	for c in state sigint_sleep sigint_idle fd4_hidden eof; do
+		run "$WARDEN" run --quiet --workspace "$WS" -- /usr/bin/env WARDEN_TOP="$WS/top" \
+			/usr/bin/python3 "$WS/top/tests/drivers/harness.py" "$c" $LANGS
+		printf '%s\n' "$output"
+		[ "$status" -eq 0 ]
+		[ "$(grep -c '^ok ' <<<"$output")" -eq 5 ]
+	done
 }
