@@ -22,7 +22,7 @@ for src in "$@"; do
 	# earlier finds first: each must now pass
 	for seed in tests/fuzz/regress/"$name"-*; do
 		[ -f "$seed" ] || continue
-		"$B/$name" "$seed" >/dev/null 2>&1 || { echo "fuzz: $name fails again on $seed"; rc=1; }
+		"$B/$name" -timeout=10 "$seed" >/dev/null 2>&1 || { echo "fuzz: $name fails again on $seed"; rc=1; }
 	done
 	echo "== $name ($secs s)"
 	"$B/$name" -max_total_time="$secs" -artifact_prefix="$B/$name-" "$B/corpus/$name" 2>&1 \
