@@ -66,7 +66,7 @@ if [ "$(id -u)" = 0 ]; then
 		stage=$(mktemp -d /tmp/warden-unpriv.XXXXXX)
 		mkdir -p "$stage/build"
 		cp -a "$build/warden" "$build/warden-broker" "$build/probes" "$stage/build/"
-		cp -a "$top/tests" "$top/policy" "$top/tools" "$top/examples" "$stage/"
+		cp -a "$top/tests" "$top/policy" "$top/tools" "$top/examples" "$top/drivers" "$top/supervisor" "$stage/"
 		chmod -R a+rX "$stage"
 		runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
 			HOME="$(getent passwd "$user" | cut -d: -f6)" LANG=C.UTF-8 \
