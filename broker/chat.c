@@ -38,6 +38,9 @@
 /* --export-script's file, opened by chat_preload before confinement. */
 static int preload_export_fd = -1;
 static char *preload_export_path;
+/* --resume FILE, read by chat_preload (it may be outside the data dir). */
+static json_object *preload_resume;
+static char *preload_resume_path;
 
 struct opts {
 	struct chat_settings s;       /* what the command line set */
@@ -353,6 +356,9 @@ void chat_preload(int argc, char **argv, const struct bdirs *d)
 		}
 		chat_settings_free(&cfg);
 	}
+	if (o.resume_set && o.resume && (strchr(o.resume, '/') || access(o.resume, F_OK) == 0) &&
+	    conv_load(o.resume, &preload_resume, &err) == 0)
+		preload_resume_path = xstrdup(o.resume);
 	if (o.export_script && strcmp(o.export_script, "-")) {
 		preload_export_fd = open(o.export_script, O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
 		if (preload_export_fd >= 0)
@@ -664,6 +670,7 @@ static int ask_model(struct chat *c, json_object **out)
 	ui_sigint = 0;
 	ui_spinner_start(&c->ui, "waiting for the model");
 	r = llm_complete(&c->llm, sys, hist, &ev, c, &ui_sigint, &raw, &err);
+	ui_sigint = 0;
 	ui_spinner_stop(&c->ui);
 	ui_model_end(&c->ui);
 	json_object_put(hist);
@@ -1047,6 +1054,7 @@ static int run_block(struct chat *c, json_object *m)
 		before = ui_sigint_count;
 		r = bclient_run(&c->bc, c->sess.id, lang, code, strlen(code), &cb, &col, &ui_sigint,
 		                &res, &err);
+		ui_sigint = 0;
 	}
 	for (int i = 0; i < 2; i++) {
 		struct sbuf rest = { 0 };
@@ -1070,6 +1078,8 @@ static int run_block(struct chat *c, json_object *m)
 			ret = RB_INTERRUPTED;
 		}
 	} else {
+		if (ui_sigint_count != before && res.reason != WB_INTERRUPTED)
+			ui_bad(&c->ui, "^C interrupted");
 		result_lines(c, &res, &model, col.live_denied);
 		if (res.reason == WB_INTERRUPTED || ui_sigint_count != before)
 			ret = RB_INTERRUPTED;
@@ -1174,29 +1184,21 @@ static void show_conversation(struct chat *c)
 	}
 }
 
+static const char magic_help_text[] =
+	"  %reset            start a new conversation (and a fresh jail)\n"
+	"  %undo             forget your last message and everything after it\n"
+	"  %save [FILE]      save the conversation (under the data directory's conversations/)\n"
+	"  %load [FILE]      load a saved conversation (the latest without FILE)\n"
+	"  %tokens           the estimated size of the conversation\n"
+	"  %profile [NAME]   show or switch the sandbox profile\n"
+	"  %audit            what the jail denied in this conversation\n"
+	"  %verbose          show requests, timings and sessions\n"
+	"  %help             this list\n"
+	"  Ctrl-C interrupts the model or the running code; Ctrl-D (or Ctrl-C twice) exits.\n";
+
 static void magic_help(struct chat *c)
 {
-	ui_write(&c->ui,
-	         "  %reset            start a new conversation (and a fresh jail)\n"
-	         "  %undo             forget your last message and everything after it\n"
-	         "  %save [FILE]      save the conversation (under ~/.local/share/warden/conversations)\n"
-	         "  %load [FILE]      load a saved conversation (the latest without FILE)\n"
-	         "  %tokens           the estimated size of the conversation\n"
-	         "  %profile [NAME]   show or switch the sandbox profile\n"
-	         "  %audit            what the jail denied in this conversation\n"
-	         "  %verbose          show requests, timings and sessions\n"
-	         "  %help             this list\n"
-	         "  Ctrl-C interrupts the model or the running code; Ctrl-D (or Ctrl-C twice) exits.\n",
-	         strlen("  %reset            start a new conversation (and a fresh jail)\n"
-	                "  %undo             forget your last message and everything after it\n"
-	                "  %save [FILE]      save the conversation (under ~/.local/share/warden/conversations)\n"
-	                "  %load [FILE]      load a saved conversation (the latest without FILE)\n"
-	                "  %tokens           the estimated size of the conversation\n"
-	                "  %profile [NAME]   show or switch the sandbox profile\n"
-	                "  %audit            what the jail denied in this conversation\n"
-	                "  %verbose          show requests, timings and sessions\n"
-	                "  %help             this list\n"
-	                "  Ctrl-C interrupts the model or the running code; Ctrl-D (or Ctrl-C twice) exits.\n"));
+	ui_write(&c->ui, magic_help_text, sizeof(magic_help_text) - 1);
 }
 
 static void magic(struct chat *c, char *line)
@@ -1383,11 +1385,24 @@ static int resume_path(const struct bdirs *d, const char *name, char **path, str
 	*path = NULL;
 	if (!name)
 		return conv_latest(d->data, path, err);
+	if (preload_resume_path && !strcmp(name, preload_resume_path)) {
+		*path = xstrdup(name);
+		return 0;
+	}
 	if (strchr(name, '/') || access(name, F_OK) == 0) {
 		*path = xstrdup(name);
 		return 0;
 	}
 	return conv_resolve(d->data, name, path, err);
+}
+
+static int resume_load(const char *path, json_object **msgs, struct werr *err)
+{
+	if (preload_resume && preload_resume_path && !strcmp(path, preload_resume_path)) {
+		*msgs = steal_pointer(&preload_resume);
+		return 0;
+	}
+	return conv_load(path, msgs, err);
 }
 
 static int export_script(const struct bdirs *d, const struct opts *o)
@@ -1403,7 +1418,7 @@ static int export_script(const struct bdirs *d, const struct opts *o)
 		return 2;
 	}
 	if (resume_path(d, o->resume, &path, &err) < 0 ||
-	    conv_load(path, &msgs, &err) < 0) {
+	    resume_load(path, &msgs, &err) < 0) {
 		fprintf(stderr, "warden chat: %s\n", err.msg);
 		return 1;
 	}
@@ -1513,7 +1528,7 @@ int chat_main(int argc, char **argv, const struct bdirs *d)
 		json_object *msgs = NULL;
 
 		if (resume_path(d, o.resume, &path, &err) < 0 ||
-		    conv_load(path, &msgs, &err) < 0) {
+		    resume_load(path, &msgs, &err) < 0) {
 			ui_error(&c.ui, "--resume: %s", err.msg);
 			free(path);
 			rc = 2;
@@ -1522,9 +1537,17 @@ int chat_main(int argc, char **argv, const struct bdirs *d)
 		json_object_put(c.msgs);
 		c.msgs = msgs;
 		c.conv_path = path;
+		if (strncmp(path, d->data, strlen(d->data)) || path[strlen(d->data)] != '/') {
+			/* outside the data directory: go on in a new file there */
+			ui_note(&c.ui, "%s is outside %s: the conversation goes on in a new file", path,
+			        d->data);
+			c.conv_path = NULL;
+		}
 		if (c.ui.tty_out || c.verbose)
 			show_conversation(&c);
 		ui_note(&c.ui, "resumed %s (%zu messages)", path, json_object_array_length(msgs));
+		if (!c.conv_path)
+			free(path);
 	}
 
 	if (o.message) {
@@ -1553,8 +1576,8 @@ int chat_main(int argc, char **argv, const struct bdirs *d)
 	{
 		bool last_int = false;
 
-		ui_bold(&c.ui, "warden chat · model %s/%s · sandbox %s · workspace %s", c.llm.provider,
-		        c.llm.model, cur_profile(&c),
+		ui_bold(&c.ui, "warden chat · model %s%s%s · sandbox %s · workspace %s", c.llm.provider,
+		        !strcmp(c.llm.provider, "replay") ? ":" : "/", c.llm.model, cur_profile(&c),
 		        c.bc.default_workspace ? c.bc.default_workspace : ".");
 		ui_note(&c.ui, "Code runs in a jail%s. %%help for commands; Ctrl-C interrupts, "
 		        "Ctrl-D exits.", c.auto_run ? " without asking (auto-run)" : " after you approve it");

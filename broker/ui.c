@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <wchar.h>
 
 #include "ui.h"
@@ -150,6 +151,7 @@ void ui_free(struct ui *u)
 		history_end(u->hist);
 	free(u->histfile);
 	md_free(&u->md);
+	sbuf_free(&u->partial);
 	pthread_mutex_destroy(&u->spin_mu);
 	pthread_cond_destroy(&u->spin_cv);
 	memset(u, 0, sizeof(*u));
@@ -188,7 +190,13 @@ int ui_readline(struct ui *u, const char *prompt, bool history_add, char **line)
 	*line = NULL;
 	ui_spinner_stop(u);
 	ui_newline(u);
-	ui_sigint = 0;
+	if (ui_sigint) {
+		/* Ctrl-C just before the prompt: it was meant for the prompt */
+		ui_sigint = 0;
+		u->int_empty = true;
+		wr(u, "^C\n");
+		return 2;
+	}
 	if (!u->el)
 		return plain_readline(u, prompt, line);
 	u->prompt = prompt;
@@ -291,19 +299,83 @@ void ui_spinner_stop(struct ui *u)
 
 /* ---- model text ---- */
 
+/* Columns the text takes on the screen (tabs count 8). */
+static size_t text_width(const char *s, size_t n)
+{
+	mbstate_t ps;
+	size_t w = 0, i = 0;
+
+	memset(&ps, 0, sizeof(ps));
+	while (i < n) {
+		wchar_t wc;
+		size_t k = mbrtowc(&wc, s + i, n - i, &ps);
+		int cw;
+
+		if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
+			memset(&ps, 0, sizeof(ps));
+			w++;
+			i++;
+			continue;
+		}
+		cw = wc == L'\t' ? 8 : wcwidth(wc);
+		w += cw > 0 ? (size_t)cw : 0;
+		i += k;
+	}
+	return w;
+}
+
+/* With colour, a line is rendered once it is complete; until then its
+ * text is shown as it streams, and erased when the rendered line
+ * replaces it. */
+static void erase_partial(struct ui *u)
+{
+	struct winsize ws;
+	size_t w, cols = 80, rows;
+	char seq[32];
+
+	if (!u->partial.len)
+		return;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		cols = ws.ws_col;
+	w = text_width(u->partial.d, u->partial.len);
+	rows = w ? (w - 1) / cols : 0;
+	if (rows)
+		snprintf(seq, sizeof(seq), "\033[%zuA\r\033[J", rows);
+	else
+		snprintf(seq, sizeof(seq), "\r\033[J");
+	wr(u, seq);
+	u->at_bol = true;
+	sbuf_reset(&u->partial);
+}
+
 void ui_model_text(struct ui *u, const char *s, size_t n)
 {
 	struct sbuf clean = { 0 }, out = { 0 };
+	const char *nl;
 
 	ui_spinner_stop(u);
 	wsan_feed(&u->san_model, s, n, &clean);
 	if (!u->color) {
 		/* plain markdown is the text itself: stream it as it comes */
 		ui_write(u, clean.d, clean.len);
+		goto out;
+	}
+	nl = clean.len ? memrchr(clean.d, '\n', clean.len) : NULL;
+	if (nl) {
+		size_t head = (size_t)(nl - clean.d) + 1;
+
+		erase_partial(u);
+		md_feed(&u->md, clean.d, head, &out);
+		ui_write(u, out.d ? out.d : "", out.len);
+		md_feed(&u->md, clean.d + head, clean.len - head, &out);   /* held: no newline */
+		ui_write(u, clean.d + head, clean.len - head);
+		sbuf_add(&u->partial, clean.d + head, clean.len - head);
 	} else {
 		md_feed(&u->md, clean.d, clean.len, &out);
-		ui_write(u, out.d ? out.d : "", out.len);
+		ui_write(u, clean.d, clean.len);
+		sbuf_add(&u->partial, clean.d, clean.len);
 	}
+out:
 	sbuf_free(&clean);
 	sbuf_free(&out);
 }
@@ -317,6 +389,7 @@ void ui_model_end(struct ui *u)
 	if (!u->color) {
 		ui_write(u, clean.d, clean.len);
 	} else {
+		erase_partial(u);
 		md_feed(&u->md, clean.d, clean.len, &out);
 		md_end(&u->md, &out);
 		ui_write(u, out.d ? out.d : "", out.len);

@@ -30,6 +30,7 @@ struct ui {
 	/* model text */
 	struct wsan san_model;
 	struct md md;
+	struct sbuf partial;       /* the unrendered line shown so far */
 	bool at_bol;               /* the cursor is at the start of a line */
 	int out_stream;            /* the stream the last output came from */
 	/* the spinner */

@@ -36,11 +36,27 @@ fake_llm() {
 start_chat() {
 	local envs="HOME='$T/home' XDG_CONFIG_HOME='$T/config' XDG_DATA_HOME='$T/data' WARDEN_AUDIT_LOG='$AUDIT' TERM=xterm-256color"
 	[ -z "${COLOR:-}" ] && envs="$envs NO_COLOR=1"
+	[ -n "${EDITOR_SCRIPT:-}" ] && envs="$envs EDITOR='$EDITOR_SCRIPT' VISUAL='$EDITOR_SCRIPT'"
 	[ -n "${WARDEN_BROKER:-}" ] && envs="$envs WARDEN_BROKER='$WARDEN_BROKER'"
 	mkdir -p "$T/home"
+	# the shell ignores SIGINT, so that Ctrl-C reaches warden only and the
+	# shell lives on to record warden's exit status
 	tmux -L "$SOCK" -f /dev/null new-session -d -x 150 -y 50 \
-		"env $envs '$WARDEN' chat --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key k $*; echo WARDEN-EXITED rc=\$?; sleep 120"
+		"trap '' INT; env $envs '$WARDEN' chat --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key k $*; echo \$? > '$T/rc'; sleep 120"
 }
+
+wait_exit() {
+	for _ in $(seq 400); do
+		[ -s "$T/rc" ] && break
+		sleep 0.1
+	done
+	[ "$(cat "$T/rc" 2>/dev/null)" = "$1" ] && return 0
+	echo "warden did not exit with status $1 (rc: $(cat "$T/rc" 2>/dev/null)); the screen:"
+	screen
+	return 1
+}
+
+alive() { [ ! -e "$T/rc" ]; }
 
 screen() { tmux -L "$SOCK" capture-pane -p -S -300; }
 keys() { tmux -L "$SOCK" send-keys "$@"; }
@@ -85,7 +101,7 @@ JSON
 	# on a terminal, with NO_COLOR unset, the code is coloured
 	tmux -L "$SOCK" capture-pane -p -e -S -300 | grep -q $'\e\\[[0-9;]*m'
 	keys C-d
-	wait_for "WARDEN-EXITED rc=0"
+	wait_exit 0
 }
 
 @test "chat tty: n declines, the block does not run, and the model is told" {
@@ -103,12 +119,12 @@ JSON
 	wait_for "Understood, I did not run it."
 	[ ! -e "$WS/declined_file" ]
 	grep '"n": 2' "$T/req.log" | grep -q "The user declined to run this code."
-	! screen | grep -q WARDEN-EXITED
+	alive
 }
 
 @test "chat tty: Ctrl-C interrupts a running block, and the chat goes on" {
 	fake_llm <<'JSON'
-[{"tool_call": {"language": "python", "code": "import time\nprint('sleeping now', flush=True)\ntime.sleep(60)\nprint('woke up')"}},
+[{"tool_call": {"language": "python", "code": "import time\nprint('sleep' + 'ing now', flush=True)\ntime.sleep(60)\nprint('woke' + ' up')"}},
  {"text": "Still here after the interrupt."}]
 JSON
 	start_chat
@@ -116,12 +132,13 @@ JSON
 	keys "sleep a minute" Enter
 	wait_for "Run this code?"
 	keys y Enter
-	wait_for "sleeping now"
+	# the program's output (not the code, which spells it differently)
+	wait_for "sleeping now" 
 	keys C-c
 	wait_for "interrupted"
 	wait_prompt 2
-	! screen | grep -q "woke up"
-	! screen | grep -q WARDEN-EXITED
+	! screen | grep -q "^woke up"
+	alive
 	# alive: the next message gets an answer, and the model was told
 	keys "are you there?" Enter
 	wait_for "Still here after the interrupt."
@@ -143,9 +160,32 @@ JSON
 	! screen | grep -q "line four"
 	keys "again" Enter
 	wait_for "Second answer."
+	wait_prompt 3
 	keys C-c
 	wait_for "Ctrl-C again or Ctrl-D to exit"
-	! screen | grep -q WARDEN-EXITED
+	alive
 	keys C-c
-	wait_for "WARDEN-EXITED rc=0"
+	wait_exit 0
+}
+
+@test "chat tty: e opens the code in \$EDITOR, and the edited code is what runs" {
+	fake_llm <<'JSON'
+[{"tool_call": {"language": "python", "code": "print('value', 6 * 6)"}},
+ {"text": "Done."}]
+JSON
+	printf '#!/bin/sh\nsed -i "s/6 \\* 6/6 * 7/" "$1"\n' > "$T/editor.sh"
+	chmod 755 "$T/editor.sh"
+	EDITOR_SCRIPT="$T/editor.sh" start_chat
+	wait_prompt 1
+	keys "show a value" Enter
+	wait_for "Run this code?"
+	keys e Enter
+	# shown again, edited, and asked again
+	wait_for "print('value', 6 * 7)"
+	wait_for "Run this code?" 2
+	keys y Enter
+	wait_for "value 42"
+	wait_for "Done."
+	# the conversation keeps the code that ran
+	grep '"n": 2' "$T/req.log" | grep -q "6 \* 7"
 }
