@@ -378,22 +378,9 @@ static const char *mstr(json_object *m, const char *k)
 	return json_object_get_string(v);
 }
 
-static json_object *lmc(const char *role, const char *type, const char *format,
-                        const char *content)
-{
-	json_object *m = json_object_new_object();
-
-	json_object_object_add(m, "role", json_object_new_string(role));
-	json_object_object_add(m, "type", json_object_new_string(type));
-	if (format)
-		json_object_object_add(m, "format", json_object_new_string(format));
-	json_object_object_add(m, "content", json_object_new_string(content ? content : ""));
-	return m;
-}
-
 static void add_console(struct chat *c, const char *content)
 {
-	json_object_array_add(c->msgs, lmc("computer", "console", "output", content));
+	json_object_array_add(c->msgs, lmc_msg("computer", "console", "output", content));
 }
 
 static void save(struct chat *c)
@@ -1098,7 +1085,7 @@ static int run_block(struct chat *c, json_object *m)
 /* 0 done, -1 the model failed (non-interactive runs exit non-zero). */
 static int turn(struct chat *c, const char *text)
 {
-	json_object_array_add(c->msgs, lmc("user", "message", NULL, text));
+	json_object_array_add(c->msgs, lmc_msg("user", "message", NULL, text));
 	save(c);
 	for (int round = 0; round < MAX_ROUNDS; round++) {
 		json_object *out = NULL;

@@ -71,6 +71,10 @@ int llm_complete(const struct llm_config *cfg, const char *system, json_object *
  * pieces as "message", each block as "code". */
 json_object *llm_extract_code(const char *text);
 
+/* One LMC message {role, type, format (omitted when NULL), content}. */
+json_object *lmc_msg(const char *role, const char *type, const char *format,
+                     const char *content);
+
 /* The name of the one tool. */
 #define LLM_TOOL_NAME "execute"
 

@@ -112,7 +112,6 @@ extern const char llm_tool_description[];
 
 /* LMC helpers */
 const char *lmc_str(json_object *m, const char *key);   /* "" when absent */
-json_object *lmc_msg(const char *role, const char *type, const char *format,
-                     const char *content);
+
 
 #endif
