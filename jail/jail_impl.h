@@ -13,6 +13,9 @@ struct wplan {
 };
 int jail_plan(const struct jail_spec *spec, struct wplan *plan, struct werr *err);
 void jail_plan_free(struct wplan *plan);
+/* O_PATH of path (relative to dirfd) with no symlink followed in any
+ * component; a final symlink is opened itself.  Needs openat2 (5.6). */
+int jail_open_nofollow(int dirfd, const char *path, struct werr *err);
 
 /* jail/mounts.c: steps 3-4, build the tmpfs root, pivot_root, detach the
  * host.  On return the cwd is the workspace. */
