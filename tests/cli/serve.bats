@@ -13,6 +13,8 @@ setup() {
 		> "$CFG/warden/profiles/short.json"
 	printf '%s\n' '{"name":"flood","extends":"workspace","limits":{"output":"64K"}}' \
 		> "$CFG/warden/profiles/flood.json"
+	printf '%s\n' '{"name":"deephide","extends":"workspace","filesystem":{"hide":["$WORKSPACE/.ssh","$WORKSPACE/proj/secret"]}}' \
+		> "$CFG/warden/profiles/deephide.json"
 	BROKER="$(dirname "$WARDEN")/warden-broker"
 }
 teardown() {
@@ -114,4 +116,8 @@ serve_client() {
 
 @test "serve: a workspace at or below a hidden path is refused; the session goes on (G22c)" {
 	serve_client hidden_ws
+}
+
+@test "serve: the root's hides that land inside a workspace below it are hidden there (G22c)" {
+	serve_client deep_hide --allow-profile deephide
 }

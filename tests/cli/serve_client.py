@@ -547,6 +547,24 @@ def sc_hidden_ws(s, args):
     check(out == ".env:\n\n.gnupg:\nok\n", "a hidden directory is not empty: %r" % out)
 
 
+def sc_deep_hide(s, args):
+    """Finding 3: a hide pattern of the root that lands inside a workspace
+    below it ($WORKSPACE/proj/secret, workspace ROOT/proj) is hidden there."""
+    ws = args["workspace"]
+    os.makedirs(os.path.join(ws, "proj", "secret"), exist_ok=True)
+    with open(os.path.join(ws, "proj", "secret", "key"), "w") as f:
+        f.write("deep-canary-51c2\n")
+    sid = s.open(profile="deephide", workspace=os.path.join(ws, "proj"))
+    out, err, res, _ = s.run(sid, "shell", "cat secret/key; ls -A secret; echo done")
+    check(res.get("event") == "result", "deep hide: %s" % res)
+    check("deep-canary" not in out and out.endswith("done\n"),
+          "the root's hidden path is readable in a workspace below it: %r" % out)
+    # at the root itself it is hidden as before
+    sid = s.open(profile="deephide")
+    out, err, res, _ = s.run(sid, "shell", "cat proj/secret/key; echo done")
+    check("deep-canary" not in out and out.endswith("done\n"), "at the root: %r" % out)
+
+
 SCENARIOS = {name[3:]: fn for name, fn in globals().items() if name.startswith("sc_")}
 
 
