@@ -296,7 +296,7 @@ static uint64_t jail_cpu_ns(struct sv_jail *j, const struct wcg_stats *st)
 
 	if (st->have_cpu)
 		return st->cpu_ns;
-	return sv_pid1_cpu_ns(j->pid, &ns) ? ns : 0;
+	return sv_jail_cpu_ns(j->pid, &ns) ? ns : 0;
 }
 
 /* The block is over: status from the driver (exited == false) or the jail
