@@ -83,7 +83,7 @@ else:
 '
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "$output" = reaped ]
+	[ "${lines[0]}" = reaped ]
 }
 
 @test "run: --timeout stops the program and exits 124" {

@@ -45,6 +45,13 @@ int main(void)
 
 	if (getpid() == 1)
 		ESCAPED("the program is pid 1: no init of warden's runs in the jail");
+	if (access("/proc/1", F_OK) < 0 && errno == ENOENT && kill(1, 0) == 0) {
+		/* hidepid=invisible hides a non-dumpable init from an
+		 * unprivileged jail (no uid 0 in it): its status cannot be read,
+		 * which is stronger still; the root pass reads it */
+		note("pid 1 runs but is invisible in /proc (hidepid, non-dumpable)");
+		goto memory;
+	}
 	read_status("/proc/self/status", &me);
 	read_status("/proc/1/status", &init);
 	if (init.sec != 2)
@@ -58,6 +65,7 @@ int main(void)
 		ESCAPED("pid 1 holds capabilities: eff %s prm %s bnd %s amb %s", init.capeff,
 		        init.capprm, init.capbnd, init.capamb);
 	note("pid 1: Seccomp 2 (%ld filters), NoNewPrivs 1, no capabilities", init.filters);
+memory:
 	fd = open("/proc/1/mem", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		ESCAPED("/proc/1/mem opened: init's memory is readable");
