@@ -14,13 +14,18 @@
  *                                       9  drop capabilities   10 no_new_privs
  *                                       11 Landlock            12 seccomp
  *   receive the seccomp listener    <--   send the listener fd
- *   wait for EOF (exec ok) or error <--  13 execve
+ *                                       13 fork: the child execve()s the
+ *                                          program; this process stays as
+ *                                          the jail's init (jail/init.c)
+ *   wait for STARTED or an error    <--  init: STARTED or EXEC_FAILED
+ *   (keep the socket: init's reports)    init: SWEPT, STATUS (jail/init.c)
  *
  * Until step 9 the child still holds capabilities inside its own user
  * namespace (which own nothing on the host); from step 9 on, any failure
  * ends the child: it never tries to recover.  Every failure travels back
  * over the sync socket as a struct werr, so one clear line reaches the user
- * (crun's idea).  The sync socket is close-on-exec: EOF means execve worked. */
+ * (crun's idea).  After STARTED the socket stays open: init reports the
+ * program's real wait status on it, and acks sweeps (jail_sweep). */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -47,26 +52,20 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-enum sync_msg { SYNC_GO = 'G', SYNC_ERROR = 'E', SYNC_READY = 'R', SYNC_EXEC_FAILED = 'X' };
-
-struct sync_frame {
-	uint8_t type;
-	int32_t landlock_abi;
-	struct werr err;
-};
-
 /* --- child ------------------------------------------------------------ */
 
-/* Report and end: the child never recovers once it has started entering. */
-static __attribute__((noreturn)) void child_fail(int sync, uint8_t type, const struct werr *e)
+/* write(), not send(): fd is the sync socket or init's exec report pipe.
+ * One frame is one SEQPACKET message, or one atomic pipe write. */
+void jail_child_fail(int fd, uint8_t type, const struct werr *e)
 {
 	struct sync_frame f = { .type = type };
 
 	f.err = *e;
 	f.err.msg[sizeof(f.err.msg) - 1] = '\0';
-	(void)!send(sync, &f, sizeof(f), MSG_NOSIGNAL);
+	(void)!write(fd, &f, sizeof(f));
 	_exit(type == SYNC_EXEC_FAILED ? f.err.exit_code : 125);
 }
+#define child_fail jail_child_fail
 
 static int set_rlimit(int res, uint64_t soft, uint64_t hard, const char *what, struct werr *err)
 {
@@ -154,7 +153,7 @@ static int child_fds(const struct jail_spec *spec, int *sync, struct werr *err)
 /* Step 13: execve with a PATH search done against the jail's own PATH (from
  * envp, not warden's environment).  Reports 127 when nothing was found, 126
  * when something was found but could not be executed. */
-static void child_exec(const struct jail_spec *spec, int sync)
+void jail_exec(const struct jail_spec *spec, int sync)
 {
 	const char *prog = spec->argv[0];
 	const char *path = "/usr/local/bin:/usr/bin:/bin";
@@ -295,9 +294,8 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 		if (notify_fd >= 0)
 			close(notify_fd);
 	}
-	/* 13 */
-	child_exec(spec, sync);
-	_exit(125); /* not reached */
+	/* 13: init forks the program, which execs (jail/init.c) */
+	jail_init(spec, sync);
 }
 
 /* --- parent ----------------------------------------------------------- */
@@ -323,7 +321,7 @@ static int write_id_maps(pid_t pid, const struct wplan *plan, struct werr *err)
 	return write_file_str(path, line, err);
 }
 
-/* Read the child's report: an error, or READY (+ listener fd) then EOF. */
+/* Read the child's report: an error, or READY (+ listener fd) then STARTED. */
 static int read_report(int sync, struct jail *out, struct werr *err)
 {
 	bool ready = false;
@@ -340,8 +338,8 @@ static int read_report(int sync, struct jail *out, struct werr *err)
 			continue;
 		if (n < 0)
 			return werr_set(err, errno, "reading the jail's report");
-		if (n == 0) /* EOF: the socket was closed by execve, or the child died */
-			return ready ? 0 : werr_set(err, 0, "the jail died while being set up");
+		if (n == 0) /* EOF: the child died */
+			return werr_set(err, 0, "the jail died while being set up");
 		if ((size_t)n != sizeof(f))
 			return werr_set(err, 0, "malformed report from the jail");
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
@@ -355,6 +353,10 @@ static int read_report(int sync, struct jail *out, struct werr *err)
 			out->landlock = f.landlock_abi > 0;
 			ready = true;
 			continue;
+		case SYNC_STARTED:
+			if (!ready)
+				return werr_set(err, 0, "malformed report from the jail");
+			return 0;
 		case SYNC_EXEC_FAILED:
 		case SYNC_ERROR:
 			*err = f.err;
@@ -378,7 +380,7 @@ int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err)
 	long pid;
 
 	memset(out, 0, sizeof(*out));
-	out->pidfd = out->notify_fd = -1;
+	out->pidfd = out->notify_fd = out->sync_fd = -1;
 	if (jail_plan(spec, &plan, err) < 0)
 		return -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
@@ -426,7 +428,8 @@ int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err)
 	if (read_report(sp[0], out, err) < 0)
 		goto fail;
 	wtiming("child ready+exec");
-	close(sp[0]);
+	out->sync_fd = sp[0];
+	fcntl(out->sync_fd, F_SETFL, O_NONBLOCK);
 	jail_plan_free(&plan);
 	return 0;
 fail:
@@ -440,4 +443,68 @@ fail:
 	out->pid = 0;
 	out->pidfd = out->notify_fd = -1;
 	return -1;
+}
+
+/* --- init's reports -------------------------------------------------------- */
+
+int jail_sweep(const struct jail *j)
+{
+	return (int)syscall(SYS_pidfd_send_signal, j->pidfd, JAIL_SIG_SWEEP, NULL, 0);
+}
+
+/* A wait status init may report: exited 0-255 or killed by a signal. */
+static bool plausible_status(int st)
+{
+	if (WIFEXITED(st))
+		return (st & ~0xff00) == 0;
+	return WIFSIGNALED(st) && WTERMSIG(st) > 0 && WTERMSIG(st) < NSIG && (st & ~0xff) == 0;
+}
+
+enum jail_ev jail_read(struct jail *j)
+{
+	for (;;) {
+		struct sync_frame f;
+		ssize_t n;
+
+		if (j->sync_fd < 0)
+			return JAIL_EV_EOF;
+		n = recv(j->sync_fd, &f, sizeof(f), MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return JAIL_EV_NONE;
+		if (n <= 0) {
+			close(j->sync_fd);
+			j->sync_fd = -1;
+			return JAIL_EV_EOF;
+		}
+		if ((size_t)n != sizeof(f))
+			continue; /* not from init: ignored */
+		if (f.type == SYNC_SWEPT)
+			return JAIL_EV_SWEPT;
+		if (f.type == SYNC_STATUS && plausible_status(f.status)) {
+			j->status = f.status;
+			j->have_status = true;
+			return JAIL_EV_STATUS;
+		}
+	}
+}
+
+void jail_exit_status(struct jail *j, siginfo_t *si)
+{
+	enum jail_ev ev;
+
+	/* init has exited: what it sent is queued, then EOF */
+	do
+		ev = jail_read(j);
+	while (ev != JAIL_EV_NONE && ev != JAIL_EV_EOF);
+	if (!j->have_status)
+		return; /* init was killed (the supervisor did it): its own status */
+	if (WIFEXITED(j->status)) {
+		si->si_code = CLD_EXITED;
+		si->si_status = WEXITSTATUS(j->status);
+	} else {
+		si->si_code = CLD_KILLED;
+		si->si_status = WTERMSIG(j->status);
+	}
 }

@@ -28,4 +28,34 @@ int jail_drop_caps(struct werr *err);
 int jail_landlock(const struct jail_spec *spec, const struct wplan *plan,
                   int *abi_used, struct werr *err);
 
+/* The sync socket between jail_start and the jail: fixed-size frames of
+ * one SOCK_SEQPACKET message each.  Until SYNC_STARTED they are the entry's
+ * report (jail/enter.c); after it, init's reports (jail/init.c). */
+enum sync_msg {
+	SYNC_GO = 'G',          /* parent -> child: ids mapped, cgroups attached */
+	SYNC_ERROR = 'E',       /* setup failed: err */
+	SYNC_READY = 'R',       /* confined (+ the seccomp listener, landlock_abi) */
+	SYNC_EXEC_FAILED = 'X', /* execve failed: err, err.exit_code 126/127 */
+	SYNC_STARTED = 'S',     /* init: the program was exec'ed */
+	SYNC_SWEPT = 'K',       /* init: leftovers killed (JAIL_SIG_SWEEP) */
+	SYNC_STATUS = 'W',      /* init: the program ended; status = its wait status */
+};
+
+struct sync_frame {
+	uint8_t type;
+	int32_t landlock_abi;
+	int32_t status;
+	struct werr err;
+};
+
+/* Report and end: the child never recovers once it has started entering.
+ * fd is the sync socket, or the exec report pipe of jail/init.c. */
+__attribute__((noreturn)) void jail_child_fail(int fd, uint8_t type, const struct werr *e);
+/* jail/enter.c: step 13, execve with the jail's PATH; reports on fd. */
+__attribute__((noreturn)) void jail_exec(const struct jail_spec *spec, int fd);
+/* jail/init.c: after step 12, become the jail's init: fork the program,
+ * report its start, then reap, forward signals, sweep and report its
+ * status until it ends. */
+__attribute__((noreturn)) void jail_init(const struct jail_spec *spec, int sync);
+
 #endif

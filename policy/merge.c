@@ -110,6 +110,7 @@ static void take_field(struct wpolicy *base, struct wpolicy *child, int f)
 	case F_FILE_SIZE:   base->limits.file_size = child->limits.file_size; break;
 	case F_OPEN_FILES:  base->limits.open_files = child->limits.open_files; break;
 	case F_OUTPUT:      base->limits.output = child->limits.output; break;
+	case F_BACKGROUND:  base->limits.background = child->limits.background; break;
 	case F_DENY_ACTION: base->deny_action = child->deny_action; break;
 	case F_AUDIT:       base->audit = child->audit; break;
 	case F_ENV_SET:

@@ -67,6 +67,7 @@ static const struct keydef limits_keys[] = {
 	{ "file_size",  K_SIZE,     F_FILE_SIZE,  NULL, "\"1G\"", 0 },
 	{ "open_files", K_COUNT,    F_OPEN_FILES, NULL, "1024", 1048576 },
 	{ "output",     K_SIZE,     F_OUTPUT,     NULL, "\"8M\"", 0 },
+	{ "background", K_BOOL,     F_BACKGROUND, NULL, "false", 0 },
 	{ NULL, 0, 0, NULL, NULL, 0 }
 };
 
@@ -1040,7 +1041,10 @@ static int read_key(struct pctx *c, const struct keydef *k, const char *path, js
 		if (!json_object_is_type(v, json_type_boolean))
 			return wsrc_err_val(c->s, path, c->err, "\"%s\" must be true or false; found %s",
 			                    k->key, type_name(v));
-		p->audit = json_object_get_boolean(v);
+		if (k->field == F_BACKGROUND)
+			p->limits.background = json_object_get_boolean(v);
+		else
+			p->audit = json_object_get_boolean(v);
 		r = 0;
 		break;
 	case K_SYSCALLS:

@@ -204,6 +204,8 @@ char *policy_to_json(const struct wpolicy *p)
 	put_size(&o, "file_size", p->limits.file_size);
 	put_count(&o, "open_files", p->limits.open_files);
 	put_size(&o, "output", p->limits.output);
+	key(&o, "background");
+	fputs(p->limits.background ? "true" : "false", o.f);
 	close_obj(&o);
 
 	open_obj(&o, "syscalls");

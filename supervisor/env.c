@@ -1,4 +1,5 @@
 /* The jail's environment, workspaces and ids (supervisor/sv.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <openssl/evp.h>
 #include <pwd.h>
@@ -147,21 +148,20 @@ void sv_sha256_hex(const void *data, size_t len, char out[65])
 		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
-/* CPU of the jail's pid 1 plus the children it has reaped, from
- * /proc/PID/stat (utime, stime, cutime, cstime).  The fallback when no
- * cgroup counts the group: RLIMIT_CPU stops every other process, but pid 1
- * of a namespace ignores the SIGXCPU it sends.  The comm field is chosen
- * by the jail and may hold spaces or ')': parse from the last ')'. */
-bool sv_pid1_cpu_ns(pid_t pid, uint64_t *ns)
+/* One /proc/PID/stat: ppid and utime+stime+cutime+cstime in ticks.  The
+ * comm field is chosen by the jail and may hold spaces or ')': parse from
+ * the last ')'. */
+static bool read_stat(int procfd, const char *name, pid_t *ppid, uint64_t *ticks)
 {
-	char path[64], buf[1024];
+	char path[300], buf[1024];
 	unsigned long long v[4];
+	int pp;
 	ssize_t n;
 	char *p;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/stat", name);
+	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -172,10 +172,70 @@ bool sv_pid1_cpu_ns(pid_t pid, uint64_t *ns)
 	p = strrchr(buf, ')');
 	/* after ") ": state ppid pgrp session tty tpgid flags minflt cminflt
 	 * majflt cmajflt, then utime stime cutime cstime */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
-	                 &v[0], &v[1], &v[2], &v[3]) != 4)
+	if (!p || sscanf(p + 2, "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+	                 &pp, &v[0], &v[1], &v[2], &v[3]) != 5)
 		return false;
-	*ns = (v[0] + v[1] + v[2] + v[3]) * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
+	*ppid = pp;
+	*ticks = v[0] + v[1] + v[2] + v[3];
 	return true;
 }
 
+/* CPU of a jail without a cgroup: its init (pid, in our namespace) and
+ * every live descendant, each with the children it has reaped (cutime and
+ * cstime hold a reaped child's own reaped children, so nothing counts
+ * twice).  No /proc/PID/task/TID/children on every kernel, so /proc is
+ * scanned once and the tree followed by ppid.  The fallback only: a cgroup
+ * counts the group directly; RLIMIT_CPU also stops each process. */
+bool sv_jail_cpu_ns(pid_t pid, uint64_t *ns)
+{
+	struct ent { pid_t pid, ppid; uint64_t ticks; bool in; } *e = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0;
+	bool found = false, more = true;
+	int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = procfd >= 0 ? fdopendir(procfd) : NULL;
+	struct dirent *de;
+
+	if (!d) {
+		if (procfd >= 0)
+			close(procfd);
+		return false;
+	}
+	while ((de = readdir(d))) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+		pid_t pp;
+		uint64_t t;
+		if (*end || v <= 0 || !read_stat(dirfd(d), de->d_name, &pp, &t))
+			continue;
+		if (n == cap) {
+			struct ent *bigger = xcalloc(cap ? 2 * cap : 256, sizeof(*e));
+			if (n)
+				memcpy(bigger, e, n * sizeof(*e));
+			free(e);
+			e = bigger;
+			cap = cap ? 2 * cap : 256;
+		}
+		e[n++] = (struct ent){ (pid_t)v, pp, t, v == pid };
+		found |= v == pid;
+	}
+	closedir(d);
+	while (found && more) {   /* mark descendants, one generation per pass */
+		more = false;
+		for (size_t i = 0; i < n; i++)
+			if (!e[i].in)
+				for (size_t k = 0; k < n; k++)
+					if (e[k].in && e[k].pid == e[i].ppid) {
+						e[i].in = more = true;
+						break;
+					}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (e[i].in)
+			total += e[i].ticks;
+	free(e);
+	if (!found)
+		return false;
+	*ns = total * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
+	return true;
+}

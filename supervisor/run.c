@@ -209,7 +209,7 @@ static void on_cpu_tick(struct loop *l)
 		if (!st.have_cpu)
 			return;
 		ns = st.cpu_ns;
-	} else if (!sv_pid1_cpu_ns(l->pid, &ns)) {
+	} else if (!sv_jail_cpu_ns(l->pid, &ns)) {
 		return;
 	}
 	if (ns >= l->cpu_limit_ns)
@@ -333,7 +333,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	struct wreaper reaper = { 0, -1 };
 	scmp_filter_ctx filter = NULL;
 	const struct wfilter_prog *prog = NULL;
-	struct jail jail = { .pid = 0, .pidfd = -1, .notify_fd = -1 };
+	struct jail jail = { .pid = 0, .pidfd = -1, .notify_fd = -1, .sync_fd = -1 };
 	struct loop *l = NULL;
 	char ws[PATH_MAX], cgname[64];
 	const char *home;
@@ -480,7 +480,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 		arm_timer(l->wall_fd, pol->limits.wall_ms, 0);
 		ep_add(l, l->wall_fd, EPOLLIN, EV_WALL);
 	}
-	if (pol->limits.cpu_ms) { /* the group's CPU, or pid 1's (see on_cpu_tick) */
+	if (pol->limits.cpu_ms) { /* the group's CPU, or the jail's tree (on_cpu_tick) */
 		l->cpu_limit_ns = pol->limits.cpu_ms * 1000000ULL;
 		l->cpu_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		arm_timer(l->cpu_fd, CPU_POLL_MS, CPU_POLL_MS);
@@ -500,11 +500,14 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	loop_run(l);
 	wtiming("program ran");
 
-	/* reap pid 1; the kernel has already killed the rest of its namespace */
+	/* reap init; the kernel has already killed the rest of its namespace.
+	 * The status is the program's, as init reported it (jail/init.c);
+	 * init's own when it sent none (it was killed). */
 	memset(&si, 0, sizeof(si));
 	memset(&ru, 0, sizeof(ru));
 	while (syscall(SYS_waitid, P_PIDFD, jail.pidfd, &si, WEXITED, &ru) < 0 && errno == EINTR)
 		;
+	jail_exit_status(&jail, &si);
 	res->wall_ms = sv_now_ms() - t0;
 	wcg_stats(cg, &st);
 	res->cpu_ms = st.have_cpu ? st.cpu_ns / 1000000
@@ -621,6 +624,7 @@ out:
 	}
 	closep(&jail.pidfd);
 	closep(&jail.notify_fd);
+	closep(&jail.sync_fd);
 	for (int i = 0; i < 2; i++) {
 		closep(&out_p[i]);
 		closep(&err_p[i]);

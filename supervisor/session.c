@@ -1,7 +1,7 @@
 /* Sessions and their jails (supervisor/session.h).
  *
  * A session holds at most one jail per language it has used; each jail runs
- * that language's driver (include/warden/lang.h) as its pid 1, with the
+ * that language's driver (include/warden/lang.h) under warden's init, with the
  * session's policy, its own cgroup and its own seccomp listener.  A block
  * goes to the driver as "R <len>\n<code>" on the control socket and ends
  * when the driver answers "D <status>\n" -- or when the jail ends, or when
@@ -39,6 +39,8 @@
 #define INTERRUPT_GRACE_MS 3000
 #define DRAIN_MAX (256u * 1024)         /* per pipe, when a block ends */
 #define IDLE_OUTPUT_MAX (64u * 1024)    /* relayed between blocks, then dropped */
+#define IDLE_TICK_MS 250                /* between blocks: session-wide limits */
+#define SWEEP_MAX_MS 3000               /* init must ack a sweep within this */
 
 struct sv_sess *sess_find(struct sv *sv, uint32_t id)
 {
@@ -128,6 +130,8 @@ static void jail_destroy(struct sv *sv, struct sv_jail *j)
 	sv_unwatch(sv, &j->out_src);
 	sv_unwatch(sv, &j->err_src);
 	sv_unwatch(sv, &j->tick_src);
+	sv_unwatch(sv, &j->sync_src);
+	j->jl.sync_fd = -1;
 	if (j->notify.fd >= 0)
 		sv_unwatch(sv, &j->notify_src);
 	j->notify.fd = -1;
@@ -308,7 +312,7 @@ static uint64_t jail_cpu_ns(struct sv_jail *j, const struct wcg_stats *st)
 
 	if (st->have_cpu)
 		return st->cpu_ns;
-	return sv_pid1_cpu_ns(j->pid, &ns) ? ns : 0;
+	return sv_jail_cpu_ns(j->pid, &ns) ? ns : 0;
 }
 
 /* The block is over: status from the driver (exited == false) or the jail
@@ -424,10 +428,24 @@ static void finish_block(struct sv *sv, struct sv_jail *j, bool exited, const si
 	j->tail = NULL;
 	j->tail_cap = j->tail_pos = 0;
 	j->tail_full = false;
-	sv_rearm(sv, &j->tick_src, 0);
-	(void)timerfd_settime(j->tick_src.fd, 0, &(struct itimerspec){ 0 }, NULL);
-	if (lost)
+	if (lost) {
 		jail_destroy(sv, j);
+		return;
+	}
+	/* Between blocks the jail stays under session-wide limits: its cpu
+	 * counts (a forged "D", a background job), and with background
+	 * processes allowed, they live until the block's wall time. */
+	j->idle0_ns = jail_cpu_ns(j, &st);
+	if (s->pol->limits.background && s->pol->limits.wall_ms)
+		j->bg_deadline_ms = j->t0_ms + s->pol->limits.wall_ms;
+	if (s->pol->limits.cpu_ms || j->bg_deadline_ms) {
+		struct itimerspec its = { .it_value = { 0, IDLE_TICK_MS * 1000000L },
+		                          .it_interval = { 0, IDLE_TICK_MS * 1000000L } };
+		timerfd_settime(j->tick_src.fd, 0, &its, NULL);
+	} else {
+		sv_rearm(sv, &j->tick_src, 0);
+		(void)timerfd_settime(j->tick_src.fd, 0, &(struct itimerspec){ 0 }, NULL);
+	}
 }
 
 /* --- the jail's event sources ------------------------------------------------- */
@@ -439,7 +457,12 @@ static void on_exit_ev(struct sv *sv, struct sv_src *src, uint32_t events)
 
 	while (syscall(SYS_waitid, P_PIDFD, src->fd, &si, WEXITED, NULL) < 0 && errno == EINTR)
 		;
+	/* the driver's real status, as init reported it */
+	jail_exit_status(&j->jl, &si);
+	if (j->jl.sync_fd < 0)
+		j->sync_src.fd = -1; /* closed by jail_read at EOF */
 	sv_unwatch(sv, src);
+	j->jl.pidfd = -1;
 	if (j->busy) {
 		finish_block(sv, j, true, &si, 0);   /* destroys j */
 	} else {
@@ -501,8 +524,23 @@ static void on_ctl(struct sv *sv, struct sv_src *src, uint32_t events)
 			}
 			j->ctl_in[j->ctl_in_len] = '\0';
 			j->ctl_in_len = 0;
-			if (!j->busy || j->ctl_out.len || parse_done(j->ctl_in, &status) < 0)
+			if (!j->busy || j->ctl_out.len || j->done_pending ||
+			    parse_done(j->ctl_in, &status) < 0)
 				goto broken;
+			if (!j->s->pol->limits.background && !j->s->oneshot) {
+				/* The driver's word is not trusted: what the block
+				 * left running is killed before its RESULT, so the
+				 * next block's processes are never hit. */
+				j->done_pending = true;
+				j->done_status = status;
+				if (!j->sweeping) {
+					j->sweeping = true;
+					j->sweep_at_ms = sv_now_ms();
+					if (jail_sweep(&j->jl) < 0)
+						goto broken;
+				}
+				return;
+			}
 			/* may destroy j (one-shot): touch nothing after it */
 			finish_block(sv, j, false, NULL, status);
 			return;
@@ -512,6 +550,35 @@ static void on_ctl(struct sv *sv, struct sv_src *src, uint32_t events)
 broken:
 	jail_kill(j, WB_ERROR);
 	sv_unwatch(sv, src);
+}
+
+/* init's reports: SWEPT ends a sweep; STATUS is kept for on_exit_ev. */
+static void on_sync(struct sv *sv, struct sv_src *src, uint32_t events)
+{
+	struct sv_jail *j = src->ctx;
+
+	for (;;) {
+		enum jail_ev ev = jail_read(&j->jl);
+		if (ev == JAIL_EV_NONE || ev == JAIL_EV_STATUS)
+			return;
+		if (ev == JAIL_EV_EOF) {
+			/* init is ending; jail_read closed the fd (and so took
+			 * it out of epoll); its pidfd finishes the jail */
+			src->fd = -1;
+			return;
+		}
+		if (!j->sweeping)
+			continue; /* an ack nobody asked for */
+		j->sweeping = false;
+		if (j->done_pending) {
+			j->done_pending = false;
+			/* may destroy j (one-shot): touch nothing after it */
+			finish_block(sv, j, false, NULL, j->done_status);
+			return;
+		}
+		if (j->busy) /* a block waited for an idle sweep: send its code now */
+			sv_rearm(sv, &j->ctl_src, EPOLLIN | EPOLLOUT);
+	}
 }
 
 static void on_notify(struct sv *sv, struct sv_src *src, uint32_t events)
@@ -541,8 +608,33 @@ static void on_tick(struct sv *sv, struct sv_src *src, uint32_t events)
 	uint64_t ticks, now = sv_now_ms();
 
 	(void)!read(src->fd, &ticks, sizeof(ticks));
-	if (!j->busy || j->kill_reason != WB__N)
+	if (j->kill_reason != WB__N)
 		return;
+	if (!j->busy) {
+		/* session-wide: cpu burnt between blocks adds up */
+		if (lim->cpu_ms) {
+			struct wcg_stats st;
+			wcg_stats(j->cg, &st);
+			if (j->idle_cpu_ns + (jail_cpu_ns(j, &st) - j->idle0_ns) >= lim->cpu_ms * 1000000ULL) {
+				jail_kill(j, WB_CPU_TIME);
+				return;
+			}
+		}
+		if (j->bg_deadline_ms && now >= j->bg_deadline_ms && !j->sweeping) {
+			j->bg_deadline_ms = 0;
+			j->sweeping = true;
+			j->sweep_at_ms = now;
+			if (jail_sweep(&j->jl) < 0)
+				jail_kill(j, WB_ERROR);
+		}
+		if (j->sweeping && now - j->sweep_at_ms >= SWEEP_MAX_MS)
+			jail_kill(j, WB_ERROR);
+		return;
+	}
+	if (j->sweeping && now - j->sweep_at_ms >= SWEEP_MAX_MS) {
+		jail_kill(j, WB_ERROR);   /* init did not ack: nothing is left trusted */
+		return;
+	}
 	if (lim->wall_ms && now - j->t0_ms >= lim->wall_ms) {
 		jail_kill(j, WB_TIMEOUT);
 		return;
@@ -567,7 +659,7 @@ static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 	struct sv_jail *j = xcalloc(1, sizeof(*j));
 	scmp_filter_ctx filter = NULL;
 	const struct wfilter_prog *prog;
-	struct jail jail = { .pid = 0, .pidfd = -1, .notify_fd = -1 };
+	struct jail jail = { .pid = 0, .pidfd = -1, .notify_fd = -1, .sync_fd = -1 };
 	int ctl[2] = { -1, -1 }, out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 };
 	char **argv = NULL, cgname[64];
 	int rc = -1;
@@ -577,7 +669,8 @@ static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 	j->lang = lang;
 	j->kill_reason = WB__N;
 	j->pid_src.fd = j->ctl_src.fd = j->out_src.fd = j->err_src.fd = -1;
-	j->notify_src.fd = j->tick_src.fd = -1;
+	j->notify_src.fd = j->tick_src.fd = j->sync_src.fd = -1;
+	j->jl.pidfd = j->jl.sync_fd = j->jl.notify_fd = -1;
 	j->notify.fd = -1;
 	wbuf_init(&j->ctl_out, WPROTO_CODE_MAX + 32);
 
@@ -613,6 +706,10 @@ static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 	}
 	j->pid = jail.pid;
 	j->landlock = jail.landlock;
+	j->jl.pid = jail.pid;
+	j->jl.pidfd = jail.pidfd;               /* shared with pid_src, which owns it */
+	j->jl.sync_fd = steal_fd(&jail.sync_fd); /* owned by sync_src */
+	sv_watch(sv, &j->sync_src, j->jl.sync_fd, EPOLLIN, on_sync, j);
 	if (wnotify_init(&j->notify, jail.notify_fd, sv->audit, s->audit_id, err) < 0) {
 		close(jail.notify_fd);
 		jail.notify_fd = -1;
@@ -644,6 +741,7 @@ out:
 		closep(&err_p[i]);
 	}
 	closep(&jail.pidfd);
+	closep(&jail.sync_fd);
 	if (filter)
 		seccomp_release(filter);
 	wlang_argv_free(argv);
@@ -720,6 +818,8 @@ int sess_run(struct sv *sv, struct sv_sess *s, uint32_t block, const char *langu
 		struct wcg_stats st;
 		wcg_stats(j->cg, &st);
 		j->cpu0_ns = jail_cpu_ns(j, &st);
+		if (!fresh)   /* the idle period that ends now */
+			j->idle_cpu_ns += j->cpu0_ns - j->idle0_ns;
 	}
 	s->busy = j;
 	snprintf(hdr, sizeof(hdr), "R %zu\n", len);
@@ -728,7 +828,8 @@ int sess_run(struct sv *sv, struct sv_sess *s, uint32_t block, const char *langu
 		jail_kill(j, WB_ERROR);
 		return 0;
 	}
-	sv_rearm(sv, &j->ctl_src, EPOLLIN | EPOLLOUT);
+	/* an idle sweep still running: the code goes once init acked it */
+	sv_rearm(sv, &j->ctl_src, j->sweeping ? EPOLLIN : EPOLLIN | EPOLLOUT);
 	{
 		struct itimerspec its = { .it_value = { 0, TICK_MS * 1000000L },
 		                          .it_interval = { 0, TICK_MS * 1000000L } };

@@ -15,6 +15,7 @@
 
 #include "warden/audit.h"
 #include "warden/cgroup.h"
+#include "warden/jail.h"
 #include "warden/lang.h"
 #include "warden/notify.h"
 #include "warden/policy.h"
@@ -37,6 +38,15 @@ struct sv_jail {
 	struct wcg *cg;
 	pid_t pid;
 	struct sv_src pid_src, ctl_src, out_src, err_src, notify_src, tick_src;
+	struct sv_src sync_src;         /* init's reports (jail_read); fd is jl.sync_fd */
+	struct jail jl;                 /* pidfd (not owned: pid_src's), sync_fd, status */
+	bool sweeping;                  /* JAIL_SIG_SWEEP sent, no SWEPT yet */
+	bool done_pending;              /* "D" read: the RESULT waits for SWEPT */
+	int done_status;
+	uint64_t sweep_at_ms;
+	uint64_t idle0_ns, idle_cpu_ns; /* cpu between blocks: since the last
+	                                   block ended, and summed before it */
+	uint64_t bg_deadline_ms;        /* background: sweep when idle past it */
 	struct wnotify notify;
 	struct wbuf ctl_out;            /* the block's frame, while the driver reads it */
 	char ctl_in[32];                /* "D <n>\n" being read */

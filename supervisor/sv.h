@@ -28,10 +28,10 @@ int sv_open_workspace(const char *ws, struct werr *err);
 /* Lowercase hex SHA-256 of data (libcrypto) into out[65]. */
 void sv_sha256_hex(const void *data, size_t len, char out[65]);
 
-/* CPU of a jail's pid 1 and the children it reaped, from /proc (the
- * fallback when no cgroup counts the group). */
+/* CPU of a jail: its init (pid) and all its descendants, with what they
+ * reaped, from /proc (the fallback when no cgroup counts the group). */
 #include <stdbool.h>
 #include <sys/types.h>
-bool sv_pid1_cpu_ns(pid_t pid, uint64_t *ns);
+bool sv_jail_cpu_ns(pid_t pid, uint64_t *ns);
 
 #endif

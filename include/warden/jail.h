@@ -5,6 +5,7 @@
 #define WARDEN_JAIL_H
 
 #include <seccomp.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -54,17 +55,39 @@ struct jail_spec {
 };
 
 struct jail {
-	pid_t pid;          /* in the caller's pid namespace */
-	int pidfd;          /* for epoll/waitid */
+	pid_t pid;          /* init's, in the caller's pid namespace */
+	int pidfd;          /* init's, for epoll/waitid */
+	int sync_fd;        /* init's reports (jail_read), non-blocking, or -1 */
+	bool have_status;   /* init reported the program's end: */
+	int status;         /*   its wait status (untrusted: reporting only) */
 	int notify_fd;      /* seccomp listener, or -1 */
 	bool landlock;      /* Landlock was applied */
 	int landlock_abi;
 };
 
-/* Start the jail.  Returns 0 when the program has been exec'ed.
- * On failure -1 and err; err->exit_code is 126/127 when the program could
- * not be executed or found (the child is then already reaped). */
+/* Start the jail.  Returns 0 when the program has been exec'ed, as the
+ * child of the jail's init (pid 1, jail/init.c): pid and pidfd are init's;
+ * the jail ends when the program does.  The caller owns pidfd, notify_fd
+ * and sync_fd.  On failure -1 and err; err->exit_code is 126/127 when the
+ * program could not be executed or found (the child is then already
+ * reaped). */
 int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err);
+
+/* Ask init to SIGKILL every process of the jail but itself and the program;
+ * it answers JAIL_EV_SWEPT on sync_fd once none is left alive.  The signal
+ * is reserved: init acts on it only when it comes from outside the jail. */
+#define JAIL_SIG_SWEEP (SIGRTMIN + 2)
+int jail_sweep(const struct jail *j);
+
+/* One report of init, without blocking: JAIL_EV_STATUS also sets
+ * have_status/status.  Malformed frames are skipped. */
+enum jail_ev { JAIL_EV_NONE, JAIL_EV_SWEPT, JAIL_EV_STATUS, JAIL_EV_EOF };
+enum jail_ev jail_read(struct jail *j);
+
+/* After init's pidfd reported its exit and si holds init's wait status:
+ * replace it by the program's, as init reported it.  When init sent none
+ * (it was killed), si is left as it is. */
+void jail_exit_status(struct jail *j, siginfo_t *si);
 
 /* Kernel features, for doctor and for degrading explicitly. */
 int landlock_abi_version(void);     /* <= 0 when unavailable */

@@ -28,6 +28,9 @@ struct wlimits {
 	uint64_t file_size;   /* bytes; 0 = unlimited */
 	uint64_t open_files;  /* 0 = unlimited (inherit) */
 	uint64_t output;      /* bytes of stdout+stderr; 0 = unlimited */
+	bool background;      /* sessions: a block's processes may outlive it
+	                         (until its wall_time); default false: killed
+	                         when the block ends */
 };
 
 struct wpolicy {

@@ -50,6 +50,42 @@ teardown() { common_teardown; }
 	[ "$status" -eq 139 ]
 }
 
+@test "run: a signal the program sends itself with the default action kills it (128+N)" {
+	# regression (finding 9): the program was pid 1, which ignores such signals
+	wrun -- /bin/sh -c 'kill -TERM $$; echo after'
+	echo "$output"
+	[ "$status" -eq 143 ]
+	[[ "$output" != *after* ]]
+}
+
+@test "run: abort() exits 134 (128+SIGABRT), as outside a jail" {
+	wrun -- /usr/bin/python3 -c 'import os; os.abort()'
+	[ "$status" -eq 134 ]
+}
+
+@test "run: an orphan is reaped, no zombie stays" {
+	# The inner sh starts a background `true` and exits: `true` is
+	# orphaned, reparented to pid 1, and must not stay a zombie.  The
+	# program (python) waits only for its own child.
+	wrun -- /usr/bin/python3 -c '
+import os, subprocess, time
+subprocess.run(["/bin/sh", "-c", "true & echo $! > /tmp/orphan"], check=True)
+pid = open("/tmp/orphan").read().strip()
+for _ in range(100):
+    try:
+        state = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        print("reaped")
+        break
+    time.sleep(0.05)
+else:
+    print("zombie: state %s" % state)
+'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = reaped ]
+}
+
 @test "run: --timeout stops the program and exits 124" {
 	wrun --timeout 300ms --json "$WS.json" -- /bin/sleep 30
 	[ "$status" -eq 124 ]

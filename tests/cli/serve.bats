@@ -15,6 +15,10 @@ setup() {
 		> "$CFG/warden/profiles/flood.json"
 	printf '%s\n' '{"name":"deephide","extends":"workspace","filesystem":{"hide":["$WORKSPACE/.ssh","$WORKSPACE/proj/secret"]}}' \
 		> "$CFG/warden/profiles/deephide.json"
+	printf '%s\n' '{"name":"cpu1","extends":"workspace","limits":{"wall_time":"2s","cpu_time":"1s"}}' \
+		> "$CFG/warden/profiles/cpu1.json"
+	printf '%s\n' '{"name":"bg","extends":"workspace","limits":{"wall_time":"3s","background":true}}' \
+		> "$CFG/warden/profiles/bg.json"
 	BROKER="$(dirname "$WARDEN")/warden-broker"
 }
 teardown() {
@@ -53,6 +57,18 @@ serve_client() {
 
 @test "serve: a timeout loses the state and the next block runs in a fresh jail" {
 	serve_client timeout --profile short
+}
+
+@test "serve: a block's background processes are killed when it ends (finding 7)" {
+	serve_client leftovers --profile short
+}
+
+@test "serve: a forged D on the control fd: cpu burnt between blocks counts, jail killed" {
+	serve_client forged_done --profile cpu1
+}
+
+@test "serve: limits.background keeps a job across blocks until the wall time" {
+	serve_client background --profile bg
 }
 
 @test "serve: an output flood is truncated to its head and tail, full size reported" {

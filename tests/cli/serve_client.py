@@ -417,6 +417,95 @@ def pgrep(pattern):
     return [int(p) for p in r.stdout.split()]
 
 
+def pgrep_name(name):
+    r = subprocess.run(["pgrep", "-x", name], capture_output=True, text=True)
+    return [int(p) for p in r.stdout.split()]
+
+
+def wait_gone(pattern, what, timeout=30.0, find=pgrep):
+    """Wait (bounded) until no host process matches pattern."""
+    deadline = time.monotonic() + timeout
+    while find(pattern):
+        check(time.monotonic() < deadline, "%s still running %.0f s later: %s" %
+              (what, timeout, find(pattern)))
+        time.sleep(0.05)
+
+
+def wait_running(pattern, what, find=pgrep):
+    deadline = time.monotonic() + WAIT
+    while not find(pattern):
+        check(time.monotonic() < deadline, "%s never started" % what)
+        time.sleep(0.05)
+
+
+BG_JOB = ("sh -c 'while :; do touch \"%s/bg\"; sleep 0.1; done; : %s' &\n"
+          "( while :; do sleep 0.1%s; done ) &\necho started")
+
+
+def sc_leftovers(s, args):
+    """Finding 7: a block's background processes die when the block ends
+    (limits.background false, the default), judged from the host."""
+    m = "%06d" % random.randint(0, 999999)
+    sid = s.open()
+    out, err, res, _ = s.run(sid, "shell", BG_JOB % (args["workspace"], "bgjob" + m, m))
+    ok_result(res, "the block starting a background job")
+    check(out == "started\n", "output: %r (stderr %r)" % (out, err))
+    # by the time the result is sent, nothing of the block is left alive
+    check(not pgrep("bgjob" + m), "the background job outlived its block: %s" % pgrep("bgjob" + m))
+    wait_gone("sleep 0.1" + m, "the subshell's loop")
+    out, err, res, _ = s.run(sid, "shell", "echo still here")
+    ok_result(res, "the next block")
+    check(out == "still here\n" and res.get("fresh_jail") is False,
+          "the session goes on in the same jail: %r %s" % (out, res))
+
+
+def sc_forged_done(s, args):
+    """Finding 7: Python forges "D 0" on fd 4 while a thread keeps burning
+    cpu in short-lived processes; the cpu burnt between blocks counts, and
+    the jail is killed at cpu_time."""
+    m = "wdn%06d" % random.randint(0, 999999)
+    sid = s.open()
+    code = ("import ctypes, os, threading, time\n"
+            "ctypes.CDLL(None).prctl(15, b'%s', 0, 0, 0)\n"
+            # each process stays under RLIMIT_CPU (1 s): only the jail's
+            # total can stop this
+            "def spin():\n"
+            "    while True:\n"
+            "        pid = os.fork()\n"
+            "        if pid == 0:\n"
+            "            while time.process_time() < 0.4: pass\n"
+            "            os._exit(0)\n"
+            "        os.waitpid(pid, 0)\n"
+            "threading.Thread(target=spin, daemon=True).start()\n"
+            "os.write(4, b'D 0\\n')\n"
+            "time.sleep(1000)\n" % m)
+    out, err, res, _ = s.run(sid, "python", code)
+    check(res.get("event") == "result", "the forged block: %s" % res)
+    wait_running(m, "the spinning driver", find=pgrep_name)
+    wait_gone(m, "the driver spinning between blocks", find=pgrep_name)
+    out, err, res, _ = s.run(sid, "python", "print(1)")
+    ok_result(res, "the block after")
+    check(res.get("fresh_jail") is True, "a fresh jail: %s" % res)
+
+
+def sc_background(s, args):
+    """limits.background true: a job outlives its block, and dies when the
+    wall_time of the last block (from its start) expires."""
+    m = "%06d" % random.randint(0, 999999)
+    sid = s.open()
+    out, err, res, _ = s.run(sid, "shell", BG_JOB % (args["workspace"], "bgjob" + m, m))
+    ok_result(res, "the block starting a background job")
+    check(pgrep("bgjob" + m), "the background job was killed at the end of its block")
+    out, err, res, _ = s.run(sid, "shell", "echo next")
+    ok_result(res, "the next block")
+    check(pgrep("bgjob" + m), "the background job was killed by the next block")
+    wait_gone("bgjob" + m, "the background job past the wall time")
+    wait_gone("sleep 0.1" + m, "the subshell's loop past the wall time")
+    out, err, res, _ = s.run(sid, "shell", "echo after")
+    ok_result(res, "the block after the sweep")
+    check(res.get("fresh_jail") is False, "the driver survived the sweep: %s" % res)
+
+
 def sc_broker_death(s, args):
     marker = "1234.%05d" % random.randint(0, 99999)
     sid = s.open()

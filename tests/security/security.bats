@@ -265,6 +265,11 @@ s.bind("\0" + sys.argv[1]); s.listen(16); time.sleep(60)' "$name" &
 	blocked nnp_seccomp
 }
 
+@test "security: pid 1 is warden's init, confined like the program, memory unreadable (init_confined)" {
+	jprobe -- init_confined
+	blocked init_confined
+}
+
 @test "security: the hostname is the jail's own and fixed (hostname)" {
 	jprobe -- hostname "$(uname -n)"
 	blocked hostname

@@ -191,6 +191,8 @@ static const struct bad bad_cases[] = {
 	  "\"cpu_time\" must be a duration string with a unit" },
 	{ "cpus_string", "{\"limits\": {\"cpus\": @\"two\"}}", "number of CPUs" },
 	{ "cpus_zero", "{\"limits\": {\"cpus\": @0}}", "must be more than 0" },
+	{ "background_not_bool", "{\"limits\": {\"background\": @\"yes\"}}",
+	  "\"background\" must be true or false" },
 
 	/* filesystem */
 	{ "relative_path", "{\"filesystem\": {\"read_only\": [\"/usr\", @\"usr/lib\"]}}",
@@ -416,6 +418,7 @@ static void test_defaults(void **state)
 
 	assert_string_equal(p->name, "t");            /* from the source name */
 	assert_string_equal(p->source, "t.json");
+	assert_false(p->limits.background);          /* leftovers are killed */
 	assert_null(p->description);
 	assert_strv(&p->read_only, ro, ARRAY_SIZE(ro));
 	assert_strv(&p->optional, etc, ARRAY_SIZE(etc));
@@ -457,7 +460,8 @@ static void test_values(void **state)
 	struct wpolicy *p = load_ok(
 		"{\"name\": \"v\", \"limits\": {\"memory\": 1048576, \"pids\": \"unlimited\", "
 		"\"cpus\": 0.5, \"wall_time\": \"90s\", \"cpu_time\": \"250ms\", "
-		"\"file_size\": \"1.5G\", \"open_files\": 64, \"output\": \"unlimited\"},"
+		"\"file_size\": \"1.5G\", \"open_files\": 64, \"output\": \"unlimited\", "
+		"\"background\": true},"
 		"\"filesystem\": {\"read_only\": [\"//usr/./lib/\", \"${HOME}/.cache\"],"
 		" \"tmpfs\": {\"/tmp/\": 4096}},"
 		"\"network\": {\"mode\": \"proxy\", \"allow\": [\"10.0.0.1:80\", \"[::1]:8080\"]},"
@@ -474,6 +478,7 @@ static void test_values(void **state)
 	assert_int_equal(p->limits.file_size, 3ULL << 29);
 	assert_int_equal(p->limits.open_files, 64);
 	assert_int_equal(p->limits.output, 0);
+	assert_true(p->limits.background);
 	assert_string_equal(p->read_only.v[0], "/usr/lib");
 	assert_string_equal(p->read_only.v[1], "$HOME/.cache");
 	/* inherited optional entries not in read_only are dropped */

@@ -1,0 +1,208 @@
+/* The jail's init: pid 1 of its pid namespace, after every entry step.
+ *
+ * It runs fully confined, exactly like the program (capabilities dropped,
+ * no_new_privs, Landlock, the same seccomp filter: it is the process that
+ * loaded it) and non-dumpable, so jailed code can neither read nor write
+ * its memory (/proc/1/mem, ptrace), and, being the namespace's init, it
+ * cannot be killed from inside the jail.  The supervisor still trusts it
+ * for nothing but reports: the program's status, and the ack of a sweep.
+ *
+ *   fork -> the program (its own process group), which execs (step 13)
+ *   init: exec report pipe -> SYNC_STARTED or SYNC_EXEC_FAILED on the sync
+ *         socket; then, with every signal blocked, sigwaitinfo():
+ *     SIGCHLD          reap everything; the program's end -> SYNC_STATUS,
+ *                      SIGKILL to every other process, exit
+ *     JAIL_SIG_SWEEP   (from the supervisor only) SIGKILL every process but
+ *                      init and the program, then SYNC_SWEPT
+ *     anything else from outside the namespace (the supervisor: SIGINT,
+ *                      SIGTERM, ...) -> the program's process group
+ *   Signals sent from inside the jail are dropped: the program can signal
+ *   its own processes itself. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jail_impl.h"
+
+static void report(int sync, uint8_t type, int32_t status)
+{
+	struct sync_frame f = { .type = type, .status = status };
+
+	(void)!send(sync, &f, sizeof(f), MSG_NOSIGNAL);
+}
+
+/* Reap every child that has ended; true when the program is among them. */
+static bool reap(pid_t prog, int *prog_status)
+{
+	bool ended = false;
+	pid_t p;
+	int st;
+
+	while ((p = waitpid(-1, &st, WNOHANG | __WALL)) > 0)
+		if (p == prog) {
+			*prog_status = st;
+			ended = true;
+		}
+	return ended;
+}
+
+/* A process of our namespace that is alive (not a zombie): its state in
+ * /proc/PID/stat.  Zombies are skipped: they cannot be killed, and those
+ * whose parent is the program are the program's to reap. */
+static bool alive(int procfd, const char *name)
+{
+	char path[sizeof(((struct dirent *)0)->d_name) + 8], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/stat", name);
+	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+/* SIGKILL every process of the namespace but init and the program, until a
+ * pass finds none alive: processes forked meanwhile are found by the next
+ * pass, and a killed process cannot fork again. */
+static bool sweep(pid_t prog, int *prog_status)
+{
+	bool ended = false;
+
+	for (;;) {
+		int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		DIR *d = procfd >= 0 ? fdopendir(procfd) : NULL;
+		struct dirent *de;
+		unsigned found = 0;
+
+		if (!d) {
+			if (procfd >= 0)
+				close(procfd);
+			return ended; /* no /proc: nothing we can see */
+		}
+		while ((de = readdir(d))) {
+			char *end;
+			long pid = strtol(de->d_name, &end, 10);
+			if (*end || pid <= 1 || pid == prog || !alive(dirfd(d), de->d_name))
+				continue;
+			kill((pid_t)pid, SIGKILL);
+			found++;
+		}
+		closedir(d);
+		ended |= reap(prog, prog_status);
+		if (!found)
+			return ended;
+		/* let the killed ones die before looking again */
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		ended |= reap(prog, prog_status);
+	}
+}
+
+static __attribute__((noreturn)) void finish(int sync, int status)
+{
+	report(sync, SYNC_STATUS, status);
+	kill(-1, SIGKILL); /* every other process of the namespace */
+	/* init's own status is only a fallback: the supervisor reads STATUS */
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
+void jail_init(const struct jail_spec *spec, int sync)
+{
+	struct sync_frame f;
+	sigset_t all;
+	int ep[2];
+	int status = 0;
+	pid_t prog;
+	ssize_t n;
+
+	/* Every signal blocked before the fork: the ones that arrive before
+	 * the loop wait, queued, for sigwaitinfo. */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	/* Non-dumpable: /proc/1/mem, /proc/1/environ and ptrace are closed to
+	 * the jail (it holds no CAP_SYS_PTRACE).  The program gets its own mm
+	 * at execve, dumpable again as usual. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+		struct werr e = { 0 };
+		werr_set(&e, errno, "starting the jail's init");
+		jail_child_fail(sync, SYNC_ERROR, &e);
+	}
+	prog = fork();
+	if (prog < 0) {
+		struct werr e = { 0 };
+		werr_set(&e, errno, "forking the program from the jail's init");
+		jail_child_fail(sync, SYNC_ERROR, &e);
+	}
+	if (prog == 0) {
+		sigset_t none;
+		close(ep[0]);
+		close(sync);
+		/* its own process group: what init forwards reaches the program
+		 * and its children, as a terminal's signals would */
+		setpgid(0, 0);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		jail_exec(spec, ep[1]);
+	}
+	close(ep[1]);
+	prctl(PR_SET_NAME, "warden-init", 0, 0, 0);
+
+	/* The pipe is close-on-exec: EOF means execve worked. */
+	do
+		n = read(ep[0], &f, sizeof(f));
+	while (n < 0 && errno == EINTR);
+	/* init holds nothing of the program's: not its stdio (so pipes see
+	 * EOF when the program closes them), not the control fd; only the
+	 * sync socket (3). */
+	syscall(SYS_close_range, 0, 2, 0);
+	syscall(SYS_close_range, 4, ~0U, 0);
+	if (n == (ssize_t)sizeof(f) && f.type == SYNC_EXEC_FAILED) {
+		f.err.msg[sizeof(f.err.msg) - 1] = '\0';
+		(void)!send(sync, &f, sizeof(f), MSG_NOSIGNAL);
+		waitpid(prog, NULL, 0);
+		_exit(f.err.exit_code);
+	}
+	report(sync, SYNC_STARTED, 0);
+
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&all, &si);
+		bool outside;
+
+		if (sig < 0)
+			continue;
+		/* kill()/pidfd_send_signal() from an ancestor namespace: SI_USER
+		 * with si_pid 0 (the sender is not visible here).  Nothing in the
+		 * jail can forge that: sigqueue-like calls need si_code < 0. */
+		outside = si.si_code == SI_USER && si.si_pid == 0;
+		if (sig == SIGCHLD) {
+			if (reap(prog, &status))
+				finish(sync, status);
+		} else if (sig == JAIL_SIG_SWEEP) {
+			if (!outside)
+				continue;
+			if (sweep(prog, &status))
+				finish(sync, status);
+			report(sync, SYNC_SWEPT, 0);
+		} else if (outside) {
+			if (kill(-prog, sig) < 0)
+				kill(prog, sig);
+		}
+	}
+}
