@@ -467,7 +467,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	ep_add(l, l->out_r, EPOLLIN, EV_OUT);
 	ep_add(l, l->err_r, EPOLLIN, EV_ERR);
 	ep_add(l, l->pidfd, EPOLLIN, EV_PID);
-	if (wnotify_init(&l->notify, jail.notify_fd, audit, res->session, err) < 0)
+	if (wnotify_init(&l->notify, jail.notify_fd, audit, res->session, NULL, err) < 0)
 		goto out_kill;
 	jail.notify_fd = -1;
 	if (l->notify.fd >= 0)
@@ -553,6 +553,11 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	json_object_object_add(summary, "profile", json_object_new_string(pol->name));
 	if (o->json_file)
 		write_json_file(o->json_file, summary);
+	{
+		json_object *drop = json_object_new_object();
+		json_object_object_add(drop, "session", json_object_new_string(res->session));
+		wnotify_flush_dropped(&l->notify, drop);
+	}
 	waudit_emit(audit, "run_end", json_object_get(summary));
 
 	if (!o->quiet) {
