@@ -1,5 +1,6 @@
 /* `warden audit`: read the audit log back, as a table or as JSON lines. */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,10 @@ static json_object *parse_record(json_tokener *tok, const char *line, size_t len
 
 	if (memchr(line, '\0', len)) {
 		snprintf(why, whylen, "it holds a NUL byte");
+		return NULL;
+	}
+	if (len > INT_MAX) {
+		snprintf(why, whylen, "it is longer than %d bytes", INT_MAX);
 		return NULL;
 	}
 	json_tokener_reset(tok);

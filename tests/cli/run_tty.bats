@@ -56,7 +56,8 @@ no_esc() { [[ "$1" != *$'\e'* ]] && [[ "$1" != *$'\a'* ]]; }
 	on_tty "'$WARDEN' run --workspace '$WS' -- /bin/sh ./esc.sh 2>'$WS.err'"
 	[ "$status" -eq 0 ]
 	no_esc "$output"
-	[[ "$(cat "$WS.err")" == $'err\e]0;stderr-title\a' ]]
+	# (unprivileged, warden's own warnings about rlimit fallbacks follow)
+	grep -q $'^err\e]0;stderr-title\a$' "$WS.err"
 	on_tty "'$WARDEN' run --workspace '$WS' -- /bin/sh ./esc.sh >'$WS.out'"
 	[ "$status" -eq 0 ]
 	no_esc "$output"
