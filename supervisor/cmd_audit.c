@@ -45,7 +45,7 @@ static void put_safe(const char *s, size_t max)
  * The log holds hostile text (the jail's argv, the model's code), escaped
  * by json-c when it was written.  Reading it back must not give that text
  * a second chance: each line is parsed whole and strictly (no single
- * quotes, no trailing bytes, valid UTF-8, no NUL), must be an object, and
+ * quotes, no trailing bytes, no NUL), must be an object, and
  * must have the fields its event is written with, of the right types.  A
  * line that fails is reported by its number and none of it is shown. */
 
@@ -122,9 +122,8 @@ static bool type_ok(json_object *v, enum ftype t)
 	return false;
 }
 
-/* The record of one line (without its newline), or NULL with why set. */
-static json_object *parse_record(json_tokener *tok, const char *line, size_t len,
-                                 char *why, size_t whylen)
+json_object *waudit_parse_line(json_tokener *tok, const char *line, size_t len,
+                               char *why, size_t whylen)
 {
 	json_object *rec, *ev, *v;
 	const char *event;
@@ -138,6 +137,10 @@ static json_object *parse_record(json_tokener *tok, const char *line, size_t len
 		return NULL;
 	}
 	json_tokener_reset(tok);
+	/* strict grammar, whole line; not UTF-8 validation: argv and code may
+	 * hold any bytes but NUL, and json-c writes them as they are (they
+	 * cannot make structure; the table view escapes controls) */
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	rec = json_tokener_parse_ex(tok, line, (int)len);
 	if (!rec || json_tokener_get_error(tok) != json_tokener_success ||
 	    json_tokener_get_parse_end(tok) != len) {
@@ -259,7 +262,6 @@ int cmd_audit(int argc, char **argv)
 	tok = json_tokener_new();
 	if (!tok)
 		abort();
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	if (!as_json)
 		printf("%-24s %-12s %-10s %s\n", "TIME", "SESSION", "EVENT", "DETAIL");
 	/* whole lines, however long: a line cut in pieces would let the text
@@ -273,7 +275,7 @@ int cmd_audit(int argc, char **argv)
 		lineno++;
 		if (len && line[len - 1] == '\n')
 			len--;
-		rec = parse_record(tok, line, len, why, sizeof(why));
+		rec = waudit_parse_line(tok, line, len, why, sizeof(why));
 		if (!rec) {
 			if (++bad <= BAD_REPORTED)
 				wlog_error("%s:%lu: malformed audit record; %s (the line is not shown: "
