@@ -5,6 +5,8 @@ their peers in the same run.  Prints medians and ratios; asserts nothing.
   round trip   print(1) in an open Python session: warden (jailed driver,
                two processes and a socketpair away) against the same
                driver run bare over a socketpair (no jail, no supervisor)
+  flood        the same round trip while another session floods denied
+               syscalls (distinct unknown numbers, as fast as it can)
   cold start   open + first print(1) in a fresh Python session, against
                bare `python3 -c pass` and `bwrap ... python3 -c pass`
   100 sessions 100 idle Python sessions: the supervisor's own RSS, and the
@@ -131,6 +133,27 @@ def main():
     print("|---|---|---|---|")
     print("| median ms | %.3f | %.3f | %s |" % (rt, bare_rt, ratio(rt, bare_rt)))
     print()
+
+    # one session floods denied syscalls until told to stop; the other's
+    # round trip is measured meanwhile (the loop serves one notification
+    # per wakeup, so the flood should cost it little)
+    fl = sv.open()
+    stop = os.path.join(ws, "flood.stop")
+    fid = sv.req(op="run", session=fl, language="python", code=(
+        "import ctypes, os\nlibc = ctypes.CDLL(None)\nn = 0\n"
+        "while not os.path.exists(%r):\n    libc.syscall(1000 + n %% 1000000)\n    n += 1\n"
+        "print(n)\n" % stop))
+    sv.wait(fid, "audit")    # the flood has started
+    flood_rt = ms(lambda: sv.run(s, "print(1)"), RUNS * 5)
+    open(stop, "w").close()
+    calls = sv.wait(fid, "result")
+    print("| round trip of print(1) while another session floods denied syscalls | idle | flooded | flooded/idle |")
+    print("|---|---|---|---|")
+    print("| median ms | %.3f | %.3f | %s |" % (rt, flood_rt, ratio(flood_rt, rt)))
+    print("(the flooding block made %s denied calls in all)" %
+          sum(d["count"] for d in calls.get("denied_syscalls", [])))
+    print()
+    sv.wait(sv.req(op="close", session=fl), "closed")
 
     def cold():
         s2 = sv.open()

@@ -95,13 +95,37 @@ static void utc_civil(int64_t t, int *y, int *mo, int *d, int *h, int *mi, int *
 	*y = (int)(yoe + era * 400 + (*mo <= 2));
 }
 
+char *waudit_format(const char *ts, const char *event, json_object *rec, size_t *len)
+{
+	const char *line;
+	json_object *full;
+	char *buf;
+
+	/* ts and event first, so the log reads well with grep */
+	full = json_object_new_object();
+	json_object_object_add(full, "ts", json_object_new_string(ts));
+	json_object_object_add(full, "event", json_object_new_string(event));
+	json_object_object_foreach(rec, k, v)
+		json_object_object_add(full, k, json_object_get(v));
+	json_object_put(rec);
+	/* json-c escapes every control character, so a record is one line
+	 * whatever its strings hold */
+	line = json_object_to_json_string_ext(full, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	*len = strlen(line) + 1;
+	buf = xmalloc(*len + 1);
+	memcpy(buf, line, *len - 1);
+	buf[*len - 1] = '\n';
+	buf[*len] = '\0';
+	json_object_put(full);
+	return buf;
+}
+
 void waudit_emit(struct waudit *a, const char *event, json_object *rec)
 {
 	struct timespec ts;
 	int y, mo, d, h, mi, s;
-	char when[80];
-	const char *line;
-	json_object *full;
+	char when[80], *buf;
+	size_t len;
 
 	if (!a) {
 		json_object_put(rec);
@@ -111,26 +135,12 @@ void waudit_emit(struct waudit *a, const char *event, json_object *rec)
 	utc_civil((int64_t)ts.tv_sec, &y, &mo, &d, &h, &mi, &s);
 	snprintf(when, sizeof(when), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
 	         y, mo, d, h, mi, s, (ts.tv_nsec / 1000000) % 1000);
-	/* ts and event first, so the log reads well with grep */
-	full = json_object_new_object();
-	json_object_object_add(full, "ts", json_object_new_string(when));
-	json_object_object_add(full, "event", json_object_new_string(event));
-	json_object_object_foreach(rec, k, v)
-		json_object_object_add(full, k, json_object_get(v));
-	json_object_put(rec);
-	line = json_object_to_json_string_ext(full, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	{
-		size_t len = strlen(line);
-		char *buf = xmalloc(len + 1);
-		memcpy(buf, line, len);
-		buf[len] = '\n';
-		if (write_all(a->fd, buf, len + 1) < 0 && !a->warned) {
-			wlog_warn("writing the audit log %s: %s", a->path, strerror(errno));
-			a->warned = 1;
-		}
-		free(buf);
+	buf = waudit_format(when, event, rec, &len);
+	if (write_all(a->fd, buf, len) < 0 && !a->warned) {
+		wlog_warn("writing the audit log %s: %s", a->path, strerror(errno));
+		a->warned = 1;
 	}
-	json_object_put(full);
+	free(buf);
 }
 
 void waudit_close(struct waudit *a)

@@ -1,11 +1,15 @@
 /* `warden audit`: read the audit log back, as a table or as JSON lines. */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "warden/audit.h"
 #include "warden/cmd.h"
 #include "warden/util.h"
+
+#define BAD_REPORTED 20   /* malformed lines listed one by one */
 
 static void audit_usage(FILE *f)
 {
@@ -14,7 +18,10 @@ static void audit_usage(FILE *f)
 	      "  --session ID      only the records of one run\n"
 	      "  --denied          only denied syscalls\n"
 	      "  --json            the records as JSON lines (unchanged)\n"
-	      "  --audit-log FILE  read FILE instead of the default log\n", f);
+	      "  --audit-log FILE  read FILE instead of the default log\n"
+	      "\n"
+	      "A line that is not a well-formed record is reported as FILE:LINE on\n"
+	      "stderr and not shown; the exit status is then 1.\n", f);
 }
 
 /* Printable, one line: the log holds argv and code, which may carry
@@ -32,6 +39,143 @@ static void put_safe(const char *s, size_t max)
 	}
 	if (*s)
 		fputs("...", stdout);
+}
+
+/* --- one record, strictly ---------------------------------------------------
+ * The log holds hostile text (the jail's argv, the model's code), escaped
+ * by json-c when it was written.  Reading it back must not give that text
+ * a second chance: each line is parsed whole and strictly (no single
+ * quotes, no trailing bytes, no NUL), must be an object, and
+ * must have the fields its event is written with, of the right types.  A
+ * line that fails is reported by its number and none of it is shown. */
+
+enum ftype { F_STR, F_INT, F_ARR_STR, F_ARR_DENIED };
+
+static const struct field_rule {
+	const char *event;             /* NULL: every event */
+	const char *key;
+	enum ftype type;
+	bool required;
+} field_rules[] = {
+	{ NULL, "ts", F_STR, true },
+	{ NULL, "event", F_STR, true },
+	{ NULL, "session", F_STR, false },
+	{ "run_start", "session", F_STR, true },
+	{ "run_start", "profile", F_STR, true },
+	{ "run_start", "argv", F_ARR_STR, true },
+	{ "run_end", "session", F_STR, true },
+	{ "run_end", "reason", F_STR, true },
+	{ "run_end", "denied_syscalls", F_ARR_DENIED, false },
+	{ "run_end", "error", F_STR, false },
+	{ "denied", "session", F_STR, true },
+	{ "denied", "syscall", F_STR, true },
+	{ "denied", "nr", F_INT, true },
+	{ "denied", "args", F_ARR_STR, true },
+	{ "denied", "host_pid", F_INT, true },
+	{ "denied", "count", F_INT, true },
+	{ "denied_dropped", "session", F_STR, true },
+	{ "denied_dropped", "dropped", F_INT, true },
+	{ "denied_dropped", "limit", F_INT, true },
+	{ "session_open", "session", F_STR, true },
+	{ "session_open", "profile", F_STR, true },
+	{ "session_open", "workspace", F_STR, true },
+	{ "block", "session", F_STR, true },
+	{ "block", "block", F_INT, true },
+	{ "block", "language", F_STR, true },
+	{ "block", "code", F_STR, true },
+	{ "block", "sha256", F_STR, true },
+	{ "block_end", "session", F_STR, true },
+	{ "block_end", "block", F_INT, true },
+	{ "block_end", "reason", F_STR, true },
+	{ "block_end", "denied_syscalls", F_ARR_DENIED, false },
+	{ "session_close", "session", F_STR, true },
+};
+
+static bool arr_of(json_object *v, bool denied)
+{
+	if (!json_object_is_type(v, json_type_array))
+		return false;
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		json_object *e = json_object_array_get_idx(v, i), *n, *c;
+		if (!denied) {
+			if (!json_object_is_type(e, json_type_string))
+				return false;
+		} else if (!json_object_is_type(e, json_type_object) ||
+		           !json_object_object_get_ex(e, "name", &n) ||
+		           !json_object_is_type(n, json_type_string) ||
+		           !json_object_object_get_ex(e, "count", &c) ||
+		           !json_object_is_type(c, json_type_int)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool type_ok(json_object *v, enum ftype t)
+{
+	switch (t) {
+	case F_STR: return json_object_is_type(v, json_type_string);
+	case F_INT: return json_object_is_type(v, json_type_int);
+	case F_ARR_STR: return arr_of(v, false);
+	case F_ARR_DENIED: return arr_of(v, true);
+	}
+	return false;
+}
+
+json_object *waudit_parse_line(json_tokener *tok, const char *line, size_t len,
+                               char *why, size_t whylen)
+{
+	json_object *rec, *ev, *v;
+	const char *event;
+
+	if (memchr(line, '\0', len)) {
+		snprintf(why, whylen, "it holds a NUL byte");
+		return NULL;
+	}
+	if (len > INT_MAX) {
+		snprintf(why, whylen, "it is longer than %d bytes", INT_MAX);
+		return NULL;
+	}
+	json_tokener_reset(tok);
+	/* strict grammar, whole line; not UTF-8 validation: argv and code may
+	 * hold any bytes but NUL, and json-c writes them as they are (they
+	 * cannot make structure; the table view escapes controls) */
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	rec = json_tokener_parse_ex(tok, line, (int)len);
+	if (!rec || json_tokener_get_error(tok) != json_tokener_success ||
+	    json_tokener_get_parse_end(tok) != len) {
+		enum json_tokener_error e = json_tokener_get_error(tok);
+		snprintf(why, whylen, "not one JSON value (%s at byte %zu)",
+		         e == json_tokener_success ? "trailing bytes" :
+		         e == json_tokener_continue ? "cut short" : json_tokener_error_desc(e),
+		         json_tokener_get_parse_end(tok));
+		json_object_put(rec);
+		return NULL;
+	}
+	if (!json_object_is_type(rec, json_type_object)) {
+		snprintf(why, whylen, "not a JSON object");
+		json_object_put(rec);
+		return NULL;
+	}
+	event = json_object_object_get_ex(rec, "event", &ev) && json_object_is_type(ev, json_type_string)
+	        ? json_object_get_string(ev) : NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(field_rules); i++) {
+		const struct field_rule *r = &field_rules[i];
+		if (r->event && (!event || strcmp(r->event, event)))
+			continue;
+		if (!json_object_object_get_ex(rec, r->key, &v)) {
+			if (!r->required)
+				continue;
+			snprintf(why, whylen, "\"%s\" is missing", r->key);
+		} else if (!type_ok(v, r->type)) {
+			snprintf(why, whylen, "\"%s\" has the wrong type", r->key);
+		} else {
+			continue;
+		}
+		json_object_put(rec);
+		return NULL;
+	}
+	return rec;
 }
 
 static const char *jstr(json_object *o, const char *key)
@@ -82,8 +226,11 @@ int cmd_audit(int argc, char **argv)
 	};
 	const char *session = NULL, *file = NULL;
 	bool denied_only = false, as_json = false;
-	char *path, line[65536], det[1024];
-	unsigned long bad = 0, shown = 0;
+	char *path, *line = NULL, det[1024];
+	size_t cap = 0;
+	ssize_t got;
+	unsigned long bad = 0, shown = 0, lineno = 0;
+	json_tokener *tok;
 	FILE *f;
 	int c;
 
@@ -112,15 +259,28 @@ int cmd_audit(int argc, char **argv)
 		free(path);
 		return 1;
 	}
+	tok = json_tokener_new();
+	if (!tok)
+		abort();
 	if (!as_json)
 		printf("%-24s %-12s %-10s %s\n", "TIME", "SESSION", "EVENT", "DETAIL");
-	while (fgets(line, sizeof(line), f)) {
-		json_object *rec = json_tokener_parse(line);
+	/* whole lines, however long: a line cut in pieces would let the text
+	 * of one record (code, argv) be read as a record of its own */
+	while ((got = getline(&line, &cap, f)) >= 0) {
+		size_t len = (size_t)got;
+		json_object *rec;
 		const char *ev, *sess;
+		char why[160];
 
-		if (!rec || !json_object_is_type(rec, json_type_object)) {
-			bad++;
-			json_object_put(rec);
+		lineno++;
+		if (len && line[len - 1] == '\n')
+			len--;
+		rec = waudit_parse_line(tok, line, len, why, sizeof(why));
+		if (!rec) {
+			if (++bad <= BAD_REPORTED)
+				wlog_error("%s:%lu: malformed audit record; %s (the line is not shown: "
+				           "the log was damaged or written by something other than warden)",
+				           path, lineno, why);
 			continue;
 		}
 		ev = jstr(rec, "event");
@@ -142,11 +302,14 @@ int cmd_audit(int argc, char **argv)
 		}
 		json_object_put(rec);
 	}
+	free(line);
+	json_tokener_free(tok);
 	fclose(f);
-	if (bad)
-		wlog_warn("%lu unreadable lines in %s were skipped", bad, path);
+	if (bad > BAD_REPORTED)
+		wlog_error("%s: %lu malformed audit records in all (the first %d are listed above)",
+		           path, bad, BAD_REPORTED);
 	if (!shown && session)
 		wlog_warn("no records for session %s in %s", session, path);
 	free(path);
-	return 0;
+	return bad ? 1 : 0;
 }

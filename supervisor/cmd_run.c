@@ -12,7 +12,7 @@
 
 enum { OPT_PROFILE = 256, OPT_POLICY, OPT_WORKSPACE, OPT_MEMORY, OPT_PIDS, OPT_CPUS,
        OPT_TIMEOUT, OPT_NET, OPT_AUDIT, OPT_JSON, OPT_OUTPUT, OPT_CPU_TIME, OPT_NO_STDIN,
-       OPT_QUIET, OPT_HELP, OPT_SETENV };
+       OPT_QUIET, OPT_HELP, OPT_SETENV, OPT_RAW };
 
 static const struct option run_opts[] = {
 	{ "profile", required_argument, NULL, OPT_PROFILE },
@@ -30,6 +30,7 @@ static const struct option run_opts[] = {
 	{ "env", required_argument, NULL, OPT_SETENV },
 	{ "no-stdin", no_argument, NULL, OPT_NO_STDIN },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
+	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -55,6 +56,11 @@ static void run_usage(FILE *f)
 	      "  --json FILE         write a JSON summary of the run to FILE\n"
 	      "  --no-stdin          give the program /dev/null as stdin\n"
 	      "  --quiet             no summary lines on stderr\n"
+	      "  --raw               pass escape sequences to a terminal unchanged; by\n"
+	      "                      default, on a stdout or stderr that is a terminal,\n"
+	      "                      they are shown inert (ESC as ^[), so the program\n"
+	      "                      cannot retitle the window, move the cursor or set\n"
+	      "                      the clipboard (pipes and files always get the bytes)\n"
 	      "\n"
 	      "Exit status: the program's own; 128+N if killed by signal N; 124 on\n"
 	      "timeout; 125 if warden failed; 126/127 if PROGRAM cannot be executed\n"
@@ -140,6 +146,7 @@ static int parse_run_args(int argc, char **argv, struct wrun_opts *o)
 		case OPT_JSON: o->json_file = optarg; break;
 		case OPT_NO_STDIN: o->no_stdin = true; break;
 		case OPT_QUIET: o->quiet = true; break;
+		case OPT_RAW: o->raw = true; break;
 		case OPT_SETENV:
 			if (o->n_env >= ARRAY_SIZE(o->env)) {
 				wlog_error("--env: at most %zu", ARRAY_SIZE(o->env));

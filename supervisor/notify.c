@@ -1,6 +1,9 @@
 /* Answering seccomp notifications.  Everything in a notification comes from
  * the jail and is hostile: only numbers are read (nr, arch, args), never
- * memory of the jail, and the answer is always the same: EPERM. */
+ * memory of the jail, and the answer is always the same: EPERM.  What the
+ * jail can make us keep is bounded (include/warden/notify.h): at most
+ * WNOTIFY_NR_MAX + 1 entries, found in O(1), and at most
+ * WNOTIFY_RECORDS_MAX audit records per run or session. */
 #include <errno.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -11,26 +14,22 @@
 #include "warden/util.h"
 
 int wnotify_init(struct wnotify *w, int fd, struct waudit *audit, const char *session,
-                 struct werr *err)
+                 struct wnotify_budget *budget, struct werr *err)
 {
 	memset(w, 0, sizeof(*w));
 	w->fd = fd;
 	w->audit = audit;
 	w->session = session;
+	w->budget = budget ? budget : &w->own;
 	if (fd >= 0 && seccomp_notify_alloc(&w->req, &w->resp) < 0)
 		return werr_set(err, ENOMEM, "allocating seccomp notification buffers");
 	return 0;
 }
 
-static struct wdenied *lookup(struct wnotify *w, uint32_t arch, int nr)
+static struct wdenied *new_entry(struct wnotify *w, int nr, const char *name)
 {
 	struct wdenied *d;
-	char *name;
-	size_t i;
 
-	for (i = 0; i < w->n; i++)
-		if (w->tab[i].nr == nr)
-			return &w->tab[i];
 	if (w->n == w->cap) {
 		w->cap = w->cap ? w->cap * 2 : 16;
 		w->tab = realloc(w->tab, w->cap * sizeof(*w->tab));
@@ -40,13 +39,66 @@ static struct wdenied *lookup(struct wnotify *w, uint32_t arch, int nr)
 	d = &w->tab[w->n++];
 	memset(d, 0, sizeof(*d));
 	d->nr = nr;
-	name = seccomp_syscall_resolve_num_arch(arch, nr);
-	if (name)
-		snprintf(d->name, sizeof(d->name), "%s", name);
-	else
-		snprintf(d->name, sizeof(d->name), "syscall_%d", nr);
-	free(name);
+	snprintf(d->name, sizeof(d->name), "%s", name);
 	return d;
+}
+
+static struct wdenied *unknown_entry(struct wnotify *w, int nr)
+{
+	if (!w->unknown) {
+		new_entry(w, nr, WNOTIFY_UNKNOWN);
+		w->unknown = w->n;
+	}
+	return &w->tab[w->unknown - 1];
+}
+
+/* O(1): one array read for a number seen before.  A number is resolved by
+ * libseccomp once, the first time; only numbers below WNOTIFY_NR_MAX of the
+ * native arch can have an entry of their own, so the table holds at most
+ * WNOTIFY_NR_MAX + 1 entries whatever the jail calls. */
+static struct wdenied *lookup(struct wnotify *w, uint32_t arch, int nr)
+{
+	char *name;
+
+	if (nr < 0 || nr >= WNOTIFY_NR_MAX || arch != seccomp_arch_native())
+		return unknown_entry(w, nr);
+	if (!w->slot)
+		w->slot = xcalloc(WNOTIFY_NR_MAX, sizeof(*w->slot));
+	if (w->slot[nr])
+		return &w->tab[w->slot[nr] - 1];
+	name = seccomp_syscall_resolve_num_arch(arch, nr);
+	if (name) {
+		new_entry(w, nr, name);
+		w->slot[nr] = (uint16_t)w->n;
+	} else {
+		unknown_entry(w, nr);
+		w->slot[nr] = (uint16_t)w->unknown;
+	}
+	free(name);
+	return &w->tab[w->slot[nr] - 1];
+}
+
+static void audit_call(struct wnotify *w, const struct wdenied *d)
+{
+	json_object *rec = json_object_new_object();
+	json_object *args = json_object_new_array();
+	char hex[24];
+
+	for (int i = 0; i < 6; i++) {
+		snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)w->req->data.args[i]);
+		json_object_array_add(args, json_object_new_string(hex));
+	}
+	json_object_object_add(rec, "session", json_object_new_string(w->session));
+	json_object_object_add(rec, "syscall", json_object_new_string(d->name));
+	/* the real number, also for the "unknown" bucket */
+	json_object_object_add(rec, "nr", json_object_new_int(w->req->data.nr));
+	json_object_object_add(rec, "args", args);
+	json_object_object_add(rec, "host_pid", json_object_new_int((int)w->req->pid));
+	json_object_object_add(rec, "count", json_object_new_int64((int64_t)d->count));
+	if (d->count == WNOTIFY_AUDIT_EACH)
+		json_object_object_add(rec, "note", json_object_new_string(
+			"further calls of this syscall are only counted in the summary"));
+	waudit_emit(w->audit, "denied", rec);
 }
 
 int wnotify_handle(struct wnotify *w)
@@ -54,6 +106,7 @@ int wnotify_handle(struct wnotify *w)
 	struct wdenied *d;
 
 	w->last = NULL;
+	w->last_audited = false;
 	memset(w->req, 0, sizeof(*w->req));
 	if (seccomp_notify_receive(w->fd, w->req) < 0) {
 		/* ENOENT: the task died before we read it; anything else means
@@ -72,27 +125,23 @@ int wnotify_handle(struct wnotify *w)
 	d->count++;
 	w->total++;
 	w->last = d;
-	if (w->audit && d->count <= WNOTIFY_AUDIT_EACH) {
-		json_object *rec = json_object_new_object();
-		json_object *args = json_object_new_array();
-		char hex[24];
-
-		for (int i = 0; i < 6; i++) {
-			snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)w->req->data.args[i]);
-			json_object_array_add(args, json_object_new_string(hex));
+	if (d->count <= WNOTIFY_AUDIT_EACH) {
+		if (w->budget->records < WNOTIFY_RECORDS_MAX) {
+			w->budget->records++;
+			w->last_audited = true;
+			if (w->audit)
+				audit_call(w, d);
+		} else {
+			w->budget->dropped++;
 		}
-		json_object_object_add(rec, "session", json_object_new_string(w->session));
-		json_object_object_add(rec, "syscall", json_object_new_string(d->name));
-		json_object_object_add(rec, "nr", json_object_new_int(d->nr));
-		json_object_object_add(rec, "args", args);
-		json_object_object_add(rec, "host_pid", json_object_new_int((int)w->req->pid));
-		json_object_object_add(rec, "count", json_object_new_int64((int64_t)d->count));
-		if (d->count == WNOTIFY_AUDIT_EACH)
-			json_object_object_add(rec, "note", json_object_new_string(
-				"further calls of this syscall are counted in run_end only"));
-		waudit_emit(w->audit, "denied", rec);
 	}
 	return 0;
+}
+
+void wnotify_mark(struct wnotify *w)
+{
+	for (size_t i = 0; i < w->n; i++)
+		w->tab[i].count = 0;
 }
 
 json_object *wnotify_to_json(const struct wnotify *w)
@@ -100,12 +149,28 @@ json_object *wnotify_to_json(const struct wnotify *w)
 	json_object *arr = json_object_new_array();
 
 	for (size_t i = 0; i < w->n; i++) {
-		json_object *o = json_object_new_object();
+		json_object *o;
+
+		if (!w->tab[i].count)
+			continue;
+		o = json_object_new_object();
 		json_object_object_add(o, "name", json_object_new_string(w->tab[i].name));
 		json_object_object_add(o, "count", json_object_new_int64((int64_t)w->tab[i].count));
 		json_object_array_add(arr, o);
 	}
 	return arr;
+}
+
+void wnotify_flush_dropped(struct wnotify *w, json_object *rec)
+{
+	if (!w->budget || !w->budget->dropped) {
+		json_object_put(rec);
+		return;
+	}
+	json_object_object_add(rec, "dropped", json_object_new_int64((int64_t)w->budget->dropped));
+	json_object_object_add(rec, "limit", json_object_new_int(WNOTIFY_RECORDS_MAX));
+	w->budget->dropped = 0;
+	waudit_emit(w->audit, "denied_dropped", rec);
 }
 
 void wnotify_free(struct wnotify *w)
@@ -118,5 +183,7 @@ void wnotify_free(struct wnotify *w)
 	w->resp = NULL;
 	free(w->tab);
 	w->tab = NULL;
-	w->n = w->cap = 0;
+	free(w->slot);
+	w->slot = NULL;
+	w->n = w->cap = w->unknown = 0;
 }

@@ -33,6 +33,7 @@
 #include "warden/notify.h"
 #include "warden/reaper.h"
 #include "warden/run.h"
+#include "warden/sanitize.h"
 #include "warden/util.h"
 #include "sv.h"
 
@@ -66,6 +67,13 @@ struct loop {
 	int ep;
 	int out_r, err_r;          /* jail's stdout/stderr (read ends) */
 	int out_fd, err_fd;        /* where they go */
+	/* A stream whose destination is a terminal goes through the terminal
+	 * sanitizer (include/warden/sanitize.h), unless --raw: the jail must
+	 * not retitle the window, move the cursor or set the clipboard.
+	 * NULL: relayed byte for byte (a pipe, a file, --raw). */
+	struct wsan *san_out, *san_err;
+	struct wsan san[2];
+	struct sbuf san_buf;
 	int in_src, in_dst;        /* warden's stdin -> jail's stdin pipe */
 	bool in_src_pollable;
 	char inbuf[RELAY_BUF];
@@ -111,8 +119,23 @@ static void kill_jail(struct loop *l, enum wreason why)
 		wcg_kill(l->cg);
 }
 
-/* Relay one chunk from a jail pipe.  Returns false at EOF. */
-static bool relay_out(struct loop *l, int *rfd, int dst)
+/* Write n bytes of the jail's output (n == 0 with a sanitizer: the end of
+ * the stream, flush what it holds back). */
+static int put_out(struct loop *l, int dst, struct wsan *san, const char *p, size_t n)
+{
+	if (!san)
+		return write_all(dst, p, n);
+	sbuf_reset(&l->san_buf);
+	if (n)
+		wsan_feed(san, p, n, &l->san_buf);
+	else
+		wsan_end(san, &l->san_buf);
+	return l->san_buf.len ? write_all(dst, l->san_buf.d, l->san_buf.len) : 0;
+}
+
+/* Relay one chunk from a jail pipe.  Returns false at EOF.  The output
+ * limit counts the jail's bytes, before any sanitizing. */
+static bool relay_out(struct loop *l, int *rfd, int dst, struct wsan *san)
 {
 	ssize_t n = read(*rfd, l->buf, sizeof(l->buf));
 
@@ -120,18 +143,20 @@ static bool relay_out(struct loop *l, int *rfd, int dst)
 		return true;
 	if (n <= 0) {
 		ep_del_close(l, rfd);
+		if (san && !l->out_closed)
+			(void)put_out(l, dst, san, NULL, 0);
 		return false;
 	}
 	if (l->output_limit && l->output + (uint64_t)n > l->output_limit) {
 		uint64_t room = l->output_limit - l->output;
 		if (room && !l->out_closed)
-			(void)write_all(dst, l->buf, (size_t)room);
+			(void)put_out(l, dst, san, l->buf, (size_t)room);
 		l->output = l->output_limit;
 		kill_jail(l, WR_OUTPUT);
 		return true;
 	}
 	l->output += (uint64_t)n;
-	if (!l->out_closed && write_all(dst, l->buf, (size_t)n) < 0 && errno == EPIPE)
+	if (!l->out_closed && put_out(l, dst, san, l->buf, (size_t)n) < 0 && errno == EPIPE)
 		l->out_closed = true; /* reader went away: keep draining, stop writing */
 	return true;
 }
@@ -240,11 +265,11 @@ static void loop_run(struct loop *l)
 			switch (evs[i].data.u64) {
 			case EV_OUT:
 				if (l->out_r >= 0)
-					relay_out(l, &l->out_r, l->out_fd);
+					relay_out(l, &l->out_r, l->out_fd, l->san_out);
 				break;
 			case EV_ERR:
 				if (l->err_r >= 0)
-					relay_out(l, &l->err_r, l->err_fd);
+					relay_out(l, &l->err_r, l->err_fd, l->san_err);
 				break;
 			case EV_IN_SRC:
 			case EV_IN_DST:
@@ -420,6 +445,16 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	l->notify.fd = -1;
 	l->out_fd = o->out_fd > 0 ? o->out_fd : 1;
 	l->err_fd = o->err_fd > 0 ? o->err_fd : 2;
+	/* each stream judged on its own: `warden run ... 2>log` keeps the raw
+	 * bytes in the log and neutralises what reaches the terminal */
+	if (!o->raw && isatty(l->out_fd)) {
+		wsan_init(&l->san[0]);
+		l->san_out = &l->san[0];
+	}
+	if (!o->raw && isatty(l->err_fd)) {
+		wsan_init(&l->san[1]);
+		l->san_err = &l->san[1];
+	}
 	l->output_limit = pol->limits.output;
 	l->cg = cg;
 
@@ -468,7 +503,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	ep_add(l, l->out_r, EPOLLIN, EV_OUT);
 	ep_add(l, l->err_r, EPOLLIN, EV_ERR);
 	ep_add(l, l->pidfd, EPOLLIN, EV_PID);
-	if (wnotify_init(&l->notify, jail.notify_fd, audit, res->session, err) < 0)
+	if (wnotify_init(&l->notify, jail.notify_fd, audit, res->session, NULL, err) < 0)
 		goto out_kill;
 	jail.notify_fd = -1;
 	if (l->notify.fd >= 0)
@@ -557,6 +592,11 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	json_object_object_add(summary, "profile", json_object_new_string(pol->name));
 	if (o->json_file)
 		write_json_file(o->json_file, summary);
+	{
+		json_object *drop = json_object_new_object();
+		json_object_object_add(drop, "session", json_object_new_string(res->session));
+		wnotify_flush_dropped(&l->notify, drop);
+	}
 	waudit_emit(audit, "run_end", json_object_get(summary));
 
 	if (!o->quiet) {
@@ -620,6 +660,7 @@ out:
 		closep(&l->cpu_fd);
 		closep(&l->sig_fd);
 		wnotify_free(&l->notify);
+		sbuf_free(&l->san_buf);
 		free(l);
 	}
 	closep(&jail.pidfd);

@@ -398,15 +398,17 @@ static void finish_block(struct sv *sv, struct sv_jail *j, bool exited, const si
 		         "%soutput cut to the policy's limit: %" PRIu64 " bytes in all", msg[0] ? "; " : "",
 		         j->out_total);
 	r.message = msg;
+	/* this block's denials only: the counts restart at each block's end */
 	for (size_t i = 0; i < j->notify.n && r.n_denied < WPROTO_DENIED_MAX; i++) {
+		if (!j->notify.tab[i].count)
+			continue;
 		denied[r.n_denied].name = j->notify.tab[i].name;
 		denied[r.n_denied++].count = j->notify.tab[i].count;
 	}
 	r.denied = denied;
 
-	sv_send_begin(sv);
-	sv_send_end(sv, wproto_result(&sv->broker.out, &r, &err), &err);
-
+	/* the audit log first: once the broker has the RESULT, the log has
+	 * the block_end */
 	rec = audit_rec(s);
 	json_object_object_add(rec, "block", json_object_new_int64(j->block));
 	json_object_object_add(rec, "language", json_object_new_string(j->lang->name));
@@ -420,7 +422,15 @@ static void finish_block(struct sv *sv, struct sv_jail *j, bool exited, const si
 	json_object_object_add(rec, "state_lost", json_object_new_boolean(exited));
 	dj = wnotify_to_json(&j->notify);
 	json_object_object_add(rec, "denied_syscalls", dj);
+	{
+		json_object *drop = audit_rec(s);
+		json_object_object_add(drop, "block", json_object_new_int64(j->block));
+		wnotify_flush_dropped(&j->notify, drop);
+	}
 	waudit_emit(sv->audit, "block_end", rec);
+	sv_send_begin(sv);
+	sv_send_end(sv, wproto_result(&sv->broker.out, &r, &err), &err);
+	wnotify_mark(&j->notify);
 
 	j->busy = false;
 	s->busy = NULL;
@@ -594,7 +604,8 @@ static void on_notify(struct sv *sv, struct sv_src *src, uint32_t events)
 		sv_rearm(sv, src, 0);
 		return;
 	}
-	if (j->notify.last && j->notify.last->count <= WNOTIFY_AUDIT_EACH) {
+	/* as bounded as the audit log: only calls that got a "denied" record */
+	if (j->notify.last && j->notify.last_audited) {
 		sv_send_begin(sv);
 		sv_send_end(sv, wproto_audit(&sv->broker.out, j->s->id, j->busy ? j->block : 0,
 		                             j->notify.last->name, j->notify.last->count, &err), &err);
@@ -710,7 +721,7 @@ static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 	j->jl.pidfd = jail.pidfd;               /* shared with pid_src, which owns it */
 	j->jl.sync_fd = steal_fd(&jail.sync_fd); /* owned by sync_src */
 	sv_watch(sv, &j->sync_src, j->jl.sync_fd, EPOLLIN, on_sync, j);
-	if (wnotify_init(&j->notify, jail.notify_fd, sv->audit, s->audit_id, err) < 0) {
+	if (wnotify_init(&j->notify, jail.notify_fd, sv->audit, s->audit_id, &s->budget, err) < 0) {
 		close(jail.notify_fd);
 		jail.notify_fd = -1;
 		sv_watch(sv, &j->pid_src, steal_fd(&jail.pidfd), EPOLLIN, on_exit_ev, j);

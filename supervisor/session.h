@@ -79,6 +79,7 @@ struct sv_sess {
 	struct sv_jail *jails[16];      /* by index in wlangs[] */
 	struct sv_jail *busy;
 	uint64_t blocks;
+	struct wnotify_budget budget;   /* denied records, shared by its jails */
 };
 
 struct sv {

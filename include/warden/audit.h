@@ -17,6 +17,15 @@ int waudit_open(const char *path, struct waudit **out, struct werr *err);
  * of rec.  Errors are reported once on stderr and never stop a run. */
 void waudit_emit(struct waudit *a, const char *event, json_object *rec);
 void waudit_close(struct waudit *a);
+/* The line waudit_emit writes (with its newline; *len counts it),
+ * malloc'd.  Takes ownership of rec. */
+char *waudit_format(const char *ts, const char *event, json_object *rec, size_t *len);
+/* `warden audit`'s reader (supervisor/cmd_audit.c): one line, without its
+ * newline, parsed strictly and checked against the fields and types of its
+ * event.  The record, or NULL with why set.  tok: a json_tokener_new()
+ * that the caller reuses and frees. */
+json_object *waudit_parse_line(json_tokener *tok, const char *line, size_t len,
+                               char *why, size_t whylen);
 char *waudit_default_path(void);
 
 #endif

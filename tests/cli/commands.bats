@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # `warden audit`, `warden doctor`, `warden version` and usage errors.
 load ../helpers
+bats_require_minimum_version 1.5.0
 
 setup() { common_setup; }
 teardown() { common_teardown; }
@@ -54,4 +55,36 @@ teardown() { common_teardown; }
 	run "$WARDEN" --version
 	[ "$status" -eq 0 ]
 	[[ "$output" == "warden "* ]]
+}
+
+# Finding 6: `warden audit` reads whole lines of any length and parses each
+# strictly; a line that is not a well-formed record is reported with its
+# line number and none of it is shown.
+@test "audit: malformed records are reported by line number and never shown" {
+	long=$(head -c 100000 /dev/zero | tr '\0' x)
+	{
+		printf '{"ts":"t1","event":"run_start","session":"good1","profile":"p","argv":["a"]}\n'
+		printf 'garbage-line-2\n'
+		printf '{"ts":"t3","event":"denied","session":"bad3","syscall":"mount","nr":1,"args":[],"host_pid":1,"count":1} trailing\n'
+		printf "{'ts':'t4','event':'denied','session':'bad4','syscall':'x','nr':1,'args':[],'host_pid':1,'count':1}\n"
+		printf '{"ts":"t5","event":"denied","session":"bad5","syscall":"mount","nr":"1","args":[],"host_pid":1,"count":1}\n'
+		printf '{"ts":"t6","event":"block","session":"good6","block":1,"language":"python","code":"%s","sha256":"0"}\n' "$long"
+		printf '[1,2]\n'
+		printf '{"ts":"t8","event":"denied","session":"bad8","syscall":"mount","nr":1,"args":[1],"host_pid":1,"count":1}\n'
+	} > "$AUDIT"
+	for view in "" --json; do
+		run --separate-stderr "$WARDEN" audit $view
+		echo "$output"; echo "$stderr"
+		[ "$status" -eq 1 ]
+		[[ "$output" == *good1* ]]
+		[[ "$output" == *good6* ]]
+		[[ "$output" != *bad* ]]
+		[[ "$output" != *garbage* ]]
+		for n in 2 3 4 5 7 8; do
+			[[ "$stderr" == *"$AUDIT:$n: malformed audit record; "* ]]
+		done
+		[[ "$stderr" != *"$AUDIT:1:"* ]]
+		[[ "$stderr" != *"$AUDIT:6:"* ]]
+		[[ "$stderr" != *garbage* ]]
+	done
 }

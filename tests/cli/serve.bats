@@ -75,6 +75,14 @@ serve_client() {
 	serve_client flood --profile flood
 }
 
+@test "serve: a session flooding denied syscalls stays bounded and does not stall another" {
+	serve_client denied_flood
+}
+
+@test "serve: code shaped like an audit record cannot forge one (warden audit)" {
+	serve_client audit_forgery
+}
+
 @test "serve: two sessions run their blocks at the same time" {
 	serve_client parallel
 }

@@ -377,3 +377,41 @@ s.bind("\0" + sys.argv[1]); s.listen(16); time.sleep(60)' "$name" &
 	[ "$status" -eq 125 ]
 	[[ "$output" == *ptrace* ]]
 }
+
+# Finding 5 of the red-team review: 200,000 distinct syscall numbers made a
+# 47 MB audit log (and a quadratic lookup).  Unknown numbers share one
+# bucket, and the denied records of a run are capped, with one
+# denied_dropped record saying how many were left out.
+@test "security: a flood of distinct syscall numbers keeps the audit bounded (syscall_flood)" {
+	jprobe --quiet -- syscall_flood 200000 20
+	blocked syscall_flood
+	python3 - "$WS.json" "$AUDIT" <<-'PY'
+	import json, os, sys
+	summary = json.load(open(sys.argv[1]))
+	size = os.path.getsize(sys.argv[2])
+	recs = [json.loads(l) for l in open(sys.argv[2])]
+	denied = [r for r in recs if r["event"] == "denied"]
+	dropped = [r for r in recs if r["event"] == "denied_dropped"]
+	names = {d["name"]: d["count"] for d in summary["denied_syscalls"]}
+	bad = []
+	# the cap (WNOTIFY_RECORDS_MAX, 512) plus run_start, run_end, denied_dropped
+	if len(recs) > 520 or size > 1024 * 1024:
+	    bad.append("audit log: %d records, %d bytes" % (len(recs), size))
+	if names.get("unknown") != 200000:
+	    bad.append("unknown bucket: %s" % names.get("unknown"))
+	if names.get("mount") != 20 or names.get("ptrace") != 20:
+	    bad.append("known denied counts: mount %s ptrace %s" % (names.get("mount"), names.get("ptrace")))
+	if len(names) > 100:
+	    bad.append("%d entries in denied_syscalls" % len(names))
+	unk = [r for r in denied if r["syscall"] == "unknown"]
+	if not unk or [r["nr"] for r in unk[:3]] != [1000, 1001, 1002]:
+	    bad.append("the first unknown records lost their numbers: %s" % unk[:3])
+	if len(dropped) != 1 or dropped[0].get("dropped", 0) <= 0 or \
+	   dropped[0]["session"] != summary["session"]:
+	    bad.append("denied_dropped records: %s" % dropped)
+	elif len(denied) + dropped[0]["dropped"] != 16 + 57 * 16:
+	    bad.append("written %d + dropped %d != %d" % (len(denied), dropped[0]["dropped"], 16 + 57 * 16))
+	print("\n".join(bad) or "ok: %d records, %d bytes" % (len(recs), size))
+	sys.exit(1 if bad else 0)
+	PY
+}

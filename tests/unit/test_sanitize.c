@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sanitize.h"
+#include "warden/sanitize.h"
 
 /* No byte that a terminal would act on: C0 but \n \t, DEL, ESC, and no
  * C1 (raw, or as U+0080..U+009F); and valid UTF-8. */
@@ -194,6 +194,33 @@ static void test_split_sequences(void **state)
 		expect_split_invariant(samples[i], strlen(samples[i]));
 }
 
+/* What `warden run` relays to a terminal (supervisor/run.c feeds each read
+ * of a jail pipe): the same output whatever three pieces the reads cut
+ * the stream into, with OSC 52 and a title neutralised and UTF-8 next to
+ * the escapes intact. */
+static void test_split_in_three_reads(void **state)
+{
+	static const char in[] = "caf\xc3\xa9\033]52;c;cHduZWQ=\007\xe2\x82\xac\033]0;t\007\xf0\x9f\x98\x80\033[2J";
+	static const char want[] = "caf\xc3\xa9^[]52;c;cHduZWQ=^G\xe2\x82\xac^[]0;t^G\xf0\x9f\x98\x80^[[2J";
+	const size_t n = sizeof(in) - 1;
+
+	(void)state;
+	for (size_t a = 0; a <= n; a++)
+		for (size_t b = a; b <= n; b++) {
+			struct wsan st;
+			struct sbuf out = { 0 };
+
+			wsan_init(&st);
+			wsan_feed(&st, in, a, &out);
+			wsan_feed(&st, in + a, b - a, &out);
+			wsan_feed(&st, in + b, n - b, &out);
+			wsan_end(&st, &out);
+			if (strcmp(out.d, want))
+				fail_msg("cut at %zu and %zu: \"%s\"", a, b, out.d);
+			sbuf_free(&out);
+		}
+}
+
 static void test_random_bytes_are_inert(void **state)
 {
 	unsigned seed = 12345;
@@ -238,6 +265,7 @@ int main(void)
 		cmocka_unit_test(test_c0_c1_controls),
 		cmocka_unit_test(test_invalid_utf8_and_bidi),
 		cmocka_unit_test(test_split_sequences),
+		cmocka_unit_test(test_split_in_three_reads),
 		cmocka_unit_test(test_random_bytes_are_inert),
 	};
 

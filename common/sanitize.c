@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sanitize.h"
+#include "warden/sanitize.h"
 #include "warden/util.h"
 
 void sbuf_add(struct sbuf *b, const void *p, size_t n)
