@@ -9,6 +9,9 @@
 #ifndef BROKER_BROKER_H
 #define BROKER_BROKER_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "warden/err.h"
 
 struct bdirs {
@@ -20,13 +23,23 @@ struct bdirs {
 int bdirs_init(struct bdirs *d, struct werr *err);
 void bdirs_free(struct bdirs *d);
 
-/* no_new_privs, then Landlock (config read-only, data read-write, and the
- * few files name resolution reads), then a seccomp filter that denies
- * execve/execveat, ptrace, mount and namespace calls.  extra_rw: one more
- * read-write directory or NULL.  Fails closed: a broker that cannot
- * confine itself does not run (unless Landlock is missing from the kernel,
- * which is reported once on stderr). */
-int broker_confine(const struct bdirs *d, const char *extra_rw, struct werr *err);
+/* What the confined broker may still reach beyond its two directories. */
+struct bconfine {
+	const char *extra_rw;        /* one more read-write directory, or NULL */
+	const uint16_t *tcp_ports;   /* the only TCP ports it may connect to (Landlock
+	                                ABI 4+; none: no TCP at all) */
+	size_t n_tcp_ports;
+};
+
+/* no_new_privs, then Landlock (config read-only, data read-write, the few
+ * files name resolution reads, TCP connects to c's ports only), then a
+ * seccomp filter that denies execve/execveat, ptrace, mount and namespace
+ * calls and every socket family but AF_INET/AF_INET6.  c may be NULL.
+ * Fails closed: a broker that cannot confine itself does not run (unless
+ * Landlock is missing from the kernel, which is reported once on stderr). */
+int broker_confine(const struct bdirs *d, const struct bconfine *c, struct werr *err);
+/* 1 when this kernel's Landlock can restrict TCP ports (ABI 4+). */
+int broker_tcp_confined(void);
 
 int serve_main(int argc, char **argv, const struct bdirs *d);
 int chat_main(int argc, char **argv, const struct bdirs *d);

@@ -48,6 +48,9 @@ int main(int argc, char **argv)
 {
 	struct bdirs dirs = { 0 };
 	struct werr err = { 0 };
+	/* serve --stdio talks to no model: no TCP at all */
+	uint16_t ports[CHAT_PORTS_MAX];
+	struct bconfine conf = { .tcp_ports = ports, .n_tcp_ports = 0 };
 	struct stat st;
 	const char *mode;
 	int r;
@@ -85,9 +88,9 @@ int main(int argc, char **argv)
 		}
 		/* files named on the command line (a replay recording, the
 		 * conversation to resume) are read before they are out of reach */
-		chat_preload(argc - 1, argv + 1, &dirs);
+		chat_preload(argc - 1, argv + 1, &dirs, ports, &conf.n_tcp_ports);
 	}
-	if (broker_confine(&dirs, NULL, &err) < 0) {
+	if (broker_confine(&dirs, &conf, &err) < 0) {
 		fprintf(stderr, "warden-broker: %s\n", err.msg);
 		bdirs_free(&dirs);
 		return werr_exit_code(&err);
