@@ -18,10 +18,25 @@ struct bdirs {
 	char *config;   /* $XDG_CONFIG_HOME/warden (~/.config/warden), read-only */
 	char *data;     /* $XDG_DATA_HOME/warden (~/.local/share/warden), read-write:
 	                   conversations, line-editing history */
+	/* Paths to open through: config and data themselves, or /proc/self/fd/N
+	 * when the broker's user cannot walk them (as root: /root is 0700). */
+	char *config_shown, *data_shown;   /* the paths as the user knows them */
+	int config_fd, data_fd;            /* O_DIRECTORY from the supervisor; -1: use the paths */
 };
-/* From the environment; creates data (0700) if missing. */
+/* From the fds the supervisor hands over (include/warden/broker_start.h);
+ * fails, naming the directory and the fix, when the broker's user cannot
+ * write data or read config. */
 int bdirs_init(struct bdirs *d, struct werr *err);
 void bdirs_free(struct bdirs *d);
+/* path (under d->data) as the user knows it, for messages; malloc'd. */
+char *bdirs_shown(const struct bdirs *d, const char *path);
+
+/* Files the command line named (--model replay:FILE, --resume FILE), opened
+ * by the supervisor and handed over as fds 6 and 7.  bfiles_init takes
+ * them (and closes those fds otherwise); bfile_read reads a handed file
+ * when path is how the command line spelled it, else opens path. */
+void bfiles_init(void);
+int bfile_read(const char *path, size_t max, char **out, size_t *len, struct werr *err);
 
 /* What the confined broker may still reach beyond its two directories. */
 struct bconfine {

@@ -1298,7 +1298,10 @@ static void magic(struct chat *c, char *line)
 			return;
 		}
 		save(c);
-		ui_note(&c->ui, "saved to %s", c->conv_path);
+		{
+			_cleanup_free_ char *shown = bdirs_shown(c->d, c->conv_path);
+			ui_note(&c->ui, "saved to %s", shown);
+		}
 	} else if (!strcmp(cmd, "load")) {
 		char *path = NULL;
 		json_object *msgs = NULL;
@@ -1316,8 +1319,11 @@ static void magic(struct chat *c, char *line)
 		c->conv_path = path;
 		close_session(c);
 		show_conversation(c);
-		ui_note(&c->ui, "loaded %zu messages from %s (code state from then is not restored)",
-		        json_object_array_length(msgs), path);
+		{
+			_cleanup_free_ char *shown = bdirs_shown(c->d, path);
+			ui_note(&c->ui, "loaded %zu messages from %s (code state from then is not "
+			        "restored)", json_object_array_length(msgs), shown);
+		}
 	} else if (!strcmp(cmd, "tokens")) {
 		_cleanup_free_ char *sys = system_message(c);
 
@@ -1584,12 +1590,15 @@ int chat_main(int argc, char **argv, const struct bdirs *d)
 		if (strncmp(path, d->data, strlen(d->data)) || path[strlen(d->data)] != '/') {
 			/* outside the data directory: go on in a new file there */
 			ui_note(&c.ui, "%s is outside %s: the conversation goes on in a new file", path,
-			        d->data);
+			        d->data_shown);
 			c.conv_path = NULL;
 		}
 		if (c.ui.tty_out || c.verbose)
 			show_conversation(&c);
-		ui_note(&c.ui, "resumed %s (%zu messages)", path, json_object_array_length(msgs));
+		{
+			_cleanup_free_ char *shown = bdirs_shown(d, path);
+			ui_note(&c.ui, "resumed %s (%zu messages)", shown, json_object_array_length(msgs));
+		}
 		if (!c.conv_path)
 			free(path);
 	}
@@ -1648,8 +1657,10 @@ int chat_main(int argc, char **argv, const struct bdirs *d)
 		}
 	}
 out:
-	if (c.conv_path && json_object_array_length(c.msgs))
-		ui_note(&c.ui, "conversation saved in %s", c.conv_path);
+	if (c.conv_path && json_object_array_length(c.msgs)) {
+		_cleanup_free_ char *shown = bdirs_shown(d, c.conv_path);
+		ui_note(&c.ui, "conversation saved in %s", shown);
+	}
 	for (size_t i = 0; i < json_object_array_length(c.audit_ids); i++)
 		ui_note(&c.ui, "what the jail did: warden audit --session %s",
 		        json_object_get_string(json_object_array_get_idx(c.audit_ids, i)));

@@ -115,13 +115,14 @@ static uint64_t bll_fs_rights(int abi)
 	return r;
 }
 
-/* One path-beneath rule.  optional: a missing path is fine. */
-static int bll_add(int rs, const char *path, uint64_t access, uint64_t handled, bool optional,
-                   struct werr *err)
+/* One path-beneath rule.  optional: a missing path is fine.  dir_fd > 2:
+ * the directory handed over by the supervisor, used instead of path. */
+static int bll_add_at(int rs, int dir_fd, const char *path, uint64_t access, uint64_t handled,
+                      bool optional, struct werr *err)
 {
 	struct bll_path_beneath pb;
 	struct stat st;
-	int fd = open(path, O_PATH | O_CLOEXEC);
+	int fd = dir_fd > 2 ? fcntl(dir_fd, F_DUPFD_CLOEXEC, 0) : open(path, O_PATH | O_CLOEXEC);
 
 	if (fd < 0) {
 		if (optional && (errno == ENOENT || errno == ENOTDIR))
@@ -145,6 +146,12 @@ static int bll_add(int rs, const char *path, uint64_t access, uint64_t handled, 
 	}
 	close(fd);
 	return 0;
+}
+
+static int bll_add(int rs, const char *path, uint64_t access, uint64_t handled, bool optional,
+                   struct werr *err)
+{
+	return bll_add_at(rs, -1, path, access, handled, optional, err);
 }
 
 /* TCP: connect only to the given ports, bind none. */
@@ -211,11 +218,11 @@ static int confine_landlock(const struct bdirs *d, const struct bconfine *c, str
 	if (rs < 0)
 		return werr_set(err, errno, "landlock: creating a ruleset (ABI %d)", abi);
 
-	if (bll_add(rs, d->data, rw, handled, false, err) < 0)
+	if (bll_add_at(rs, d->data_fd, d->data, rw, handled, false, err) < 0)
 		goto out;
 	if (extra_rw && bll_add(rs, extra_rw, rw, handled, false, err) < 0)
 		goto out;
-	if (bll_add(rs, d->config, ro, handled, true, err) < 0)
+	if (bll_add_at(rs, d->config_fd, d->config, ro, handled, true, err) < 0)
 		goto out;
 	for (i = 0; i < ARRAY_SIZE(ro_files); i++)
 		if (bll_add(rs, ro_files[i], BLL_READ_FILE, handled, true, err) < 0)

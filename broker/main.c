@@ -1,7 +1,8 @@
 /* warden-broker MODE [ARGS]: the unprivileged half (broker.h).
  *
- * Order: only fds 0-3 stay open; fd 3 must be the supervisor's socket; the
- * directories come from the environment; chat loads what the LLM clients
+ * Order: only fds 0-7 stay open; fd 3 must be the supervisor's socket, 4
+ * and 5 the config and data directories, 6 and 7 files the command line
+ * named (include/warden/broker_start.h); chat loads what the LLM clients
  * need while files are still reachable; then the broker confines itself,
  * before it reads a byte of input; then the mode runs. */
 #include <errno.h>
@@ -34,13 +35,14 @@ static void usage(FILE *f)
 	      "warden-broker is started by `warden serve` or `warden chat`, not directly.\n", f);
 }
 
-/* Every fd but 0-2 and the supervisor's socket: an inherited fd would
- * outlive confinement (Landlock checks opens, not fds already open). */
+/* Every fd but 0-2 and what the supervisor hands over (3-7,
+ * include/warden/broker_start.h): an inherited fd would outlive
+ * confinement (Landlock checks opens, not fds already open). */
 static void close_other_fds(void)
 {
-	if (syscall(SYS_close_range, BROKER_SUP_FD + 1, ~0U, 0) == 0)
+	if (syscall(SYS_close_range, WBROKER_LAST_FD + 1, ~0U, 0) == 0)
 		return;
-	for (int fd = BROKER_SUP_FD + 1; fd < 65536; fd++)
+	for (int fd = WBROKER_LAST_FD + 1; fd < 65536; fd++)
 		close(fd);
 }
 
@@ -56,6 +58,7 @@ int main(int argc, char **argv)
 	int r;
 
 	close_other_fds();
+	bfiles_init();
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 125 : 0;

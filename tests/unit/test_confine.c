@@ -460,43 +460,86 @@ static void test_extra_rw_and_missing_config(void **state)
 	expect_errno("open /etc/hostname", res[2], EACCES);
 }
 
+/* bdirs_init in a child that has the directories on fds 4 and 5, as the
+ * supervisor hands them over.  Returns bdirs_init's result; *msg its error,
+ * paths[0..1] d.config and d.data. */
+static int bdirs_child(const char *cfg, const char *data, const char *cfg_env,
+                       const char *data_env, bool drop, char msg[WERR_MSG_MAX],
+                       char paths[2][256])
+{
+	struct { int rc; char msg[WERR_MSG_MAX]; char p[2][256]; } r = { .rc = -2 };
+	int pfd[2], status;
+	pid_t pid;
+
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct bdirs d;
+		struct werr err = { 0 };
+		int c = open(cfg, O_RDONLY | O_DIRECTORY), dd = open(data, O_RDONLY | O_DIRECTORY);
+
+		close(pfd[0]);
+		if (c < 0 || dd < 0 || dup2(c, 4) < 0 || dup2(dd, 5) < 0)
+			_exit(3);
+		if (cfg_env)
+			setenv("WARDEN_CONFIG_DIR", cfg_env, 1);
+		else
+			unsetenv("WARDEN_CONFIG_DIR");
+		setenv("WARDEN_DATA_DIR", data_env, 1);
+		if (drop && geteuid() == 0 && (setresgid(65534, 65534, 65534) < 0 ||
+		                               setresuid(65534, 65534, 65534) < 0))
+			_exit(4);
+		r.rc = bdirs_init(&d, &err);
+		snprintf(r.msg, sizeof(r.msg), "%s", err.msg);
+		if (r.rc == 0) {
+			snprintf(r.p[0], sizeof(r.p[0]), "%s", d.config);
+			snprintf(r.p[1], sizeof(r.p[1]), "%s", d.data);
+			bdirs_free(&d);
+		}
+		if (write(pfd[1], &r, sizeof(r)) != (ssize_t)sizeof(r))
+			_exit(2);
+		_exit(0);
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], &r, sizeof(r)), (ssize_t)sizeof(r));
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	memcpy(msg, r.msg, WERR_MSG_MAX);
+	memcpy(paths, r.p, sizeof(r.p));
+	return r.rc;
+}
+
 static void test_bdirs(void **state)
 {
 	const struct fixture *f = *state;
-	struct bdirs d = { 0 };
-	struct werr err = { 0 };
-	char xdg[256], want[300];
-	struct stat st;
+	char msg[WERR_MSG_MAX], paths[2][256];
 
-	snprintf(xdg, sizeof(xdg), "%s/xdg-data", f->top);
-	setenv("XDG_DATA_HOME", xdg, 1);
-	setenv("XDG_CONFIG_HOME", "/nonexistent-config-home", 1);
-	assert_int_equal(bdirs_init(&d, &err), 0);
-	snprintf(want, sizeof(want), "%s/warden", xdg);
-	assert_string_equal(d.data, want);
-	assert_string_equal(d.config, "/nonexistent-config-home/warden");
-	assert_int_equal(stat(want, &st), 0);
-	assert_true(S_ISDIR(st.st_mode));
-	assert_int_equal(st.st_mode & 0777, 0700);
-	bdirs_free(&d);
+	/* the paths lead to the fds' directories: used as they are */
+	assert_int_equal(bdirs_child(f->config, f->data, f->config, f->data, false, msg, paths), 0);
+	assert_string_equal(paths[0], f->config);
+	assert_string_equal(paths[1], f->data);
 
-	/* relative XDG values are ignored (the XDG rule): $HOME decides */
-	setenv("XDG_DATA_HOME", "relative", 1);
-	setenv("XDG_CONFIG_HOME", "", 1);
-	setenv("HOME", f->top, 1);
-	assert_int_equal(bdirs_init(&d, &err), 0);
-	snprintf(want, sizeof(want), "%s/.local/share/warden", f->top);
-	assert_string_equal(d.data, want);
-	snprintf(want, sizeof(want), "%s/.config/warden", f->top);
-	assert_string_equal(d.config, want);
-	bdirs_free(&d);
+	/* a path that leads elsewhere (or nowhere, for the broker's user):
+	 * the broker works through the fd */
+	assert_int_equal(bdirs_child(f->config, f->data, f->outside, "/nonexistent/data", false,
+	                             msg, paths), 0);
+	assert_string_equal(paths[0], "/proc/self/fd/4");
+	assert_string_equal(paths[1], "/proc/self/fd/5");
 
-	unsetenv("XDG_DATA_HOME");
-	unsetenv("XDG_CONFIG_HOME");
-	setenv("HOME", "relative-home", 1);
-	assert_int_equal(bdirs_init(&d, &err), -1);
-	assert_non_null(strstr(err.msg, "HOME"));
-	assert_null(d.data);
+	/* started by hand: said so */
+	assert_int_equal(bdirs_child(f->config, f->data, NULL, f->data, false, msg, paths), -1);
+	assert_non_null(strstr(msg, "WARDEN_CONFIG_DIR"));
+
+	/* a data directory the broker's user cannot write: named, with the fix */
+	assert_int_equal(chmod(f->data, 0500), 0);
+	if (geteuid() == 0)
+		assert_int_equal(chmod(f->top, 0755), 0);
+	assert_int_equal(bdirs_child(f->config, f->data, f->config, f->data, true, msg, paths), -1);
+	assert_int_equal(chmod(f->data, 0700), 0);
+	assert_non_null(strstr(msg, f->data));
+	assert_non_null(strstr(msg, "chmod 2770"));
 }
 
 int main(void)
