@@ -28,8 +28,9 @@ struct bdirs {
  * write data or read config. */
 int bdirs_init(struct bdirs *d, struct werr *err);
 void bdirs_free(struct bdirs *d);
-/* path (under d->data) as the user knows it, for messages; malloc'd. */
-char *bdirs_shown(const struct bdirs *d, const char *path);
+/* text (a path, a message) with the directories as the user knows them,
+ * not as /proc/self/fd/N; malloc'd. */
+char *bdirs_shown(const struct bdirs *d, const char *text);
 
 /* Files the command line named (--model replay:FILE, --resume FILE), opened
  * by the supervisor and handed over as fds 6 and 7.  bfiles_init takes

@@ -1520,7 +1520,15 @@ int chat_main(int argc, char **argv, const struct bdirs *d)
 		return 0;
 	}
 	if (config_load(d->config, o.profile, &s, &err) < 0) {
-		fprintf(stderr, "warden chat: %s\n", err.msg);
+		_cleanup_free_ char *msg = bdirs_shown(d, err.msg);
+
+		/* DAC applies to the broker's user (as root: its own user) */
+		if (err.errnum == EACCES)
+			fprintf(stderr, "warden chat: %s; the broker runs as uid %u: give it read "
+			        "access (e.g. `chgrp warden FILE && chmod g+r FILE` when warden runs "
+			        "as root)\n", msg, (unsigned)getuid());
+		else
+			fprintf(stderr, "warden chat: %s\n", msg);
 		opts_free(&o);
 		return 2;
 	}

@@ -90,13 +90,26 @@ void bdirs_free(struct bdirs *d)
 	d->config = d->data = d->config_shown = d->data_shown = NULL;
 }
 
-char *bdirs_shown(const struct bdirs *d, const char *path)
+/* text with the first use of from (a /proc/self/fd/N path) replaced by to */
+static char *replace_prefix(char *text, const char *from, const char *to)
 {
-	size_t n = d->data ? strlen(d->data) : 0;
+	size_t n = from ? strlen(from) : 0;
+	char *at = n && to && strcmp(from, to) ? strstr(text, from) : NULL;
+	char *r;
 
-	if (n && d->data_shown && !strncmp(path, d->data, n) && (!path[n] || path[n] == '/'))
-		return xasprintf("%s%s", d->data_shown, path + n);
-	return xstrdup(path);
+	if (!at || (at[n] && at[n] != '/'))
+		return text;
+	r = xasprintf("%.*s%s%s", (int)(at - text), text, to, at + n);
+	free(text);
+	return r;
+}
+
+char *bdirs_shown(const struct bdirs *d, const char *text)
+{
+	char *r = xstrdup(text);
+
+	r = replace_prefix(r, d->data, d->data_shown);
+	return replace_prefix(r, d->config, d->config_shown);
 }
 
 /* ---- files named on the command line ---- */

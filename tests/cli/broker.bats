@@ -125,3 +125,14 @@ replay_chat() {
 	[[ "$output" == *"ermission denied"* ]]
 	[ -z "$(ls -A "$T/outside")" ]
 }
+
+@test "broker: a config.json the broker cannot read is an error naming it and the fix" {
+	mkdir -p "$XDG_CONFIG_HOME/warden"
+	echo '{"auto_run": true}' > "$XDG_CONFIG_HOME/warden/config.json"
+	chmod 000 "$XDG_CONFIG_HOME/warden/config.json"
+	replay_chat
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"$XDG_CONFIG_HOME/warden/config.json"* ]]
+	[[ "$output" == *"chmod g+r"* ]]
+}
