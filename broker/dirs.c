@@ -140,7 +140,7 @@ void bfiles_init(void)
 int bfile_read(const char *path, size_t max, char **out, size_t *len, struct werr *err)
 {
 	for (int i = 0; i < WBROKER_FILES_MAX; i++) {
-		if (handed[i].fd < 0 || strcmp(handed[i].path, path))
+		if (!handed[i].path || strcmp(handed[i].path, path))
 			continue;
 		/* from the start: the fd is this path as the caller opened it */
 		if (lseek(handed[i].fd, 0, SEEK_SET) < 0)
