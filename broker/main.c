@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -59,6 +60,9 @@ int main(int argc, char **argv)
 
 	close_other_fds();
 	bfiles_init();
+	/* started by execveat on an fd, the kernel names the process after the
+	 * fd's number: give it its name back for ps, top and pgrep */
+	prctl(PR_SET_NAME, "warden-broker", 0, 0, 0);
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 125 : 0;
