@@ -9,6 +9,7 @@
  * through sanitize.c; nothing here ends the program but the person (Ctrl-D,
  * Ctrl-C twice at an empty prompt) or the end of the input. */
 #include <ctype.h>
+#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -335,19 +336,75 @@ fail:
 
 /* ---- before confinement ---- */
 
-void chat_preload(int argc, char **argv, const struct bdirs *d)
+static void add_port(uint16_t *ports, size_t *n, long port)
+{
+	if (port <= 0 || port > 65535 || *n >= CHAT_PORTS_MAX)
+		return;
+	for (size_t i = 0; i < *n; i++)
+		if (ports[i] == port)
+			return;
+	ports[(*n)++] = (uint16_t)port;
+}
+
+/* The port a URL names, or its scheme's default (curl's parser, the one
+ * that will connect); dflt when the URL has neither. */
+static long url_port(const char *url, long dflt)
+{
+	CURLU *u = curl_url();
+	char *port = NULL;
+	long r = dflt;
+
+	if (!u)
+		return dflt;
+	/* CURLU_GUESS_SCHEME: proxies are often given as host:port */
+	if (curl_url_set(u, CURLUPART_URL, url, CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME) ==
+	        CURLUE_OK &&
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK && port)
+		r = strtol(port, NULL, 10);
+	curl_free(port);
+	curl_url_cleanup(u);
+	return r;
+}
+
+static void chat_ports(const struct chat_settings *s, uint16_t *ports, size_t *n)
+{
+	static const char *const proxy_vars[] = { "https_proxy", "HTTPS_PROXY", "http_proxy",
+	                                          "HTTP_PROXY", "all_proxy", "ALL_PROXY" };
+
+	add_port(ports, n, 443);
+	add_port(ports, n, 80);
+	add_port(ports, n, 53);   /* a resolver falls back to TCP for long answers */
+	if (s && s->api_base)
+		add_port(ports, n, url_port(s->api_base, 0));
+	else if (s && s->model && !strncmp(s->model, "ollama/", 7))
+		add_port(ports, n, 11434);
+	for (size_t i = 0; i < ARRAY_SIZE(proxy_vars); i++) {
+		const char *v = getenv(proxy_vars[i]);
+
+		if (v && *v)
+			add_port(ports, n, url_port(v, 1080));   /* curl's default proxy port */
+	}
+}
+
+void chat_preload(int argc, char **argv, const struct bdirs *d, uint16_t *ports, size_t *n_ports)
 {
 	struct opts o;
 	struct chat_settings cfg;
 	struct werr err = { 0 };
 
+	*n_ports = 0;
 	/* quiet: chat_main parses again and reports */
-	if (parse_opts(argc, argv, &o, true) < 0)
+	if (parse_opts(argc, argv, &o, true) < 0) {
+		chat_ports(NULL, ports, n_ports);
 		return;
+	}
 	if (!o.export_script && !o.help)
 		ui_preinit();
-	if (config_load(d->config, o.profile, &cfg, &err) == 0) {
+	if (config_load(d->config, o.profile, &cfg, &err) < 0) {
+		chat_ports(&o.s, ports, n_ports);
+	} else {
 		chat_settings_merge(&cfg, &o.s);
+		chat_ports(&cfg, ports, n_ports);
 		if (cfg.model && !strncmp(cfg.model, "replay:", 7)) {
 			struct llm_config lc = { 0 };
 
@@ -1241,7 +1298,10 @@ static void magic(struct chat *c, char *line)
 			return;
 		}
 		save(c);
-		ui_note(&c->ui, "saved to %s", c->conv_path);
+		{
+			_cleanup_free_ char *shown = bdirs_shown(c->d, c->conv_path);
+			ui_note(&c->ui, "saved to %s", shown);
+		}
 	} else if (!strcmp(cmd, "load")) {
 		char *path = NULL;
 		json_object *msgs = NULL;
@@ -1259,8 +1319,11 @@ static void magic(struct chat *c, char *line)
 		c->conv_path = path;
 		close_session(c);
 		show_conversation(c);
-		ui_note(&c->ui, "loaded %zu messages from %s (code state from then is not restored)",
-		        json_object_array_length(msgs), path);
+		{
+			_cleanup_free_ char *shown = bdirs_shown(c->d, path);
+			ui_note(&c->ui, "loaded %zu messages from %s (code state from then is not "
+			        "restored)", json_object_array_length(msgs), shown);
+		}
 	} else if (!strcmp(cmd, "tokens")) {
 		_cleanup_free_ char *sys = system_message(c);
 
@@ -1457,7 +1520,15 @@ int chat_main(int argc, char **argv, const struct bdirs *d)
 		return 0;
 	}
 	if (config_load(d->config, o.profile, &s, &err) < 0) {
-		fprintf(stderr, "warden chat: %s\n", err.msg);
+		_cleanup_free_ char *msg = bdirs_shown(d, err.msg);
+
+		/* DAC applies to the broker's user (as root: its own user) */
+		if (err.errnum == EACCES)
+			fprintf(stderr, "warden chat: %s; the broker runs as uid %u: give it read "
+			        "access (e.g. `chgrp warden FILE && chmod g+r FILE` when warden runs "
+			        "as root)\n", msg, (unsigned)getuid());
+		else
+			fprintf(stderr, "warden chat: %s\n", msg);
 		opts_free(&o);
 		return 2;
 	}
@@ -1527,12 +1598,15 @@ int chat_main(int argc, char **argv, const struct bdirs *d)
 		if (strncmp(path, d->data, strlen(d->data)) || path[strlen(d->data)] != '/') {
 			/* outside the data directory: go on in a new file there */
 			ui_note(&c.ui, "%s is outside %s: the conversation goes on in a new file", path,
-			        d->data);
+			        d->data_shown);
 			c.conv_path = NULL;
 		}
 		if (c.ui.tty_out || c.verbose)
 			show_conversation(&c);
-		ui_note(&c.ui, "resumed %s (%zu messages)", path, json_object_array_length(msgs));
+		{
+			_cleanup_free_ char *shown = bdirs_shown(d, path);
+			ui_note(&c.ui, "resumed %s (%zu messages)", shown, json_object_array_length(msgs));
+		}
 		if (!c.conv_path)
 			free(path);
 	}
@@ -1591,8 +1665,10 @@ int chat_main(int argc, char **argv, const struct bdirs *d)
 		}
 	}
 out:
-	if (c.conv_path && json_object_array_length(c.msgs))
-		ui_note(&c.ui, "conversation saved in %s", c.conv_path);
+	if (c.conv_path && json_object_array_length(c.msgs)) {
+		_cleanup_free_ char *shown = bdirs_shown(d, c.conv_path);
+		ui_note(&c.ui, "conversation saved in %s", shown);
+	}
 	for (size_t i = 0; i < json_object_array_length(c.audit_ids); i++)
 		ui_note(&c.ui, "what the jail did: warden audit --session %s",
 		        json_object_get_string(json_object_array_get_idx(c.audit_ids, i)));

@@ -10,10 +10,11 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "warden/broker_start.h"
 #include "warden/proto.h"
 
 /* The supervisor's socket is always this fd in the broker. */
-#define BROKER_SUP_FD 3
+#define BROKER_SUP_FD WBROKER_SUP_FD
 
 struct bclient {
 	struct wconn c;

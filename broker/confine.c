@@ -10,11 +10,18 @@
  *      name resolution and time zones read, /dev/tty for the terminal UI.
  *      Nothing else on the file system can be opened.  On ABI 6+ the
  *      broker also cannot reach abstract unix sockets or signal processes
- *      outside its domain;
+ *      outside its domain; on ABI 4+ it connects over TCP only to the ports
+ *      it was given (the model's endpoints) and binds none;
  *   4. seccomp (libseccomp, default allow): EPERM for running programs,
  *      tracing, mounting, namespaces, loading code into the kernel, keyrings
  *      and the like; clone3 gives ENOSYS so libc falls back to clone, whose
- *      flags can be checked.
+ *      flags can be checked.  socket() makes only AF_INET and AF_INET6
+ *      sockets: Landlock does not cover connect() on pathname unix sockets,
+ *      so a broker that could make one would reach ssh-agent, D-Bus or a
+ *      container runtime's socket; netlink and packet sockets have no use
+ *      here either.  socketpair() keeps AF_UNIX: libcurl's threaded
+ *      resolver wakes its caller through one, and a pair reaches nothing
+ *      outside the process.
  *
  * A kernel without Landlock is reported once on stderr and the broker goes
  * on (seccomp still stops it from running programs); every other failure
@@ -25,9 +32,11 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/landlock.h>
@@ -54,8 +63,10 @@
 #define BLL_IOCTL_DEV    (1ULL << 15)   /* ABI 5 */
 #define BLL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)   /* ABI 6 */
 #define BLL_SCOPE_SIGNAL               (1ULL << 1)   /* ABI 6 */
-#define BLL_ABI_KNOWN 7   /* ABI 4 adds TCP rules (not used: the broker must reach
-                             its LLM), ABI 7 audit-log flags (no new rights) */
+#define BLL_NET_BIND_TCP    (1ULL << 0)   /* ABI 4 */
+#define BLL_NET_CONNECT_TCP (1ULL << 1)   /* ABI 4 */
+#define BLL_RULE_NET_PORT 2
+#define BLL_ABI_KNOWN 7   /* ABI 7 adds audit-log flags (no new rights) */
 
 /* struct landlock_ruleset_attr as of ABI 6; older kernels take a prefix. */
 struct bll_ruleset_attr {
@@ -68,6 +79,11 @@ struct bll_path_beneath {
 	uint64_t allowed_access;
 	int32_t parent_fd;
 } __attribute__((packed));
+
+struct bll_net_port {
+	uint64_t allowed_access;
+	uint64_t port;
+};
 
 /* Files only take file rights; a directory rule takes both kinds. */
 #define BLL_FILE_RIGHTS (BLL_EXECUTE | BLL_WRITE_FILE | BLL_READ_FILE | BLL_TRUNCATE | \
@@ -99,13 +115,14 @@ static uint64_t bll_fs_rights(int abi)
 	return r;
 }
 
-/* One path-beneath rule.  optional: a missing path is fine. */
-static int bll_add(int rs, const char *path, uint64_t access, uint64_t handled, bool optional,
-                   struct werr *err)
+/* One path-beneath rule.  optional: a missing path is fine.  dir_fd > 2:
+ * the directory handed over by the supervisor, used instead of path. */
+static int bll_add_at(int rs, int dir_fd, const char *path, uint64_t access, uint64_t handled,
+                      bool optional, struct werr *err)
 {
 	struct bll_path_beneath pb;
 	struct stat st;
-	int fd = open(path, O_PATH | O_CLOEXEC);
+	int fd = dir_fd > 2 ? fcntl(dir_fd, F_DUPFD_CLOEXEC, 0) : open(path, O_PATH | O_CLOEXEC);
 
 	if (fd < 0) {
 		if (optional && (errno == ENOENT || errno == ENOTDIR))
@@ -131,8 +148,33 @@ static int bll_add(int rs, const char *path, uint64_t access, uint64_t handled, 
 	return 0;
 }
 
-static int confine_landlock(const struct bdirs *d, const char *extra_rw, struct werr *err)
+static int bll_add(int rs, const char *path, uint64_t access, uint64_t handled, bool optional,
+                   struct werr *err)
 {
+	return bll_add_at(rs, -1, path, access, handled, optional, err);
+}
+
+/* TCP: connect only to the given ports, bind none. */
+static int bll_add_ports(int rs, const struct bconfine *c, struct werr *err)
+{
+	for (size_t i = 0; c && i < c->n_tcp_ports; i++) {
+		struct bll_net_port np = { .allowed_access = BLL_NET_CONNECT_TCP,
+		                           .port = c->tcp_ports[i] };
+
+		if (syscall(SYS_landlock_add_rule, rs, BLL_RULE_NET_PORT, &np, 0) < 0)
+			return werr_set(err, errno, "landlock: allowing TCP port %u", c->tcp_ports[i]);
+	}
+	return 0;
+}
+
+int broker_tcp_confined(void)
+{
+	return bll_abi() >= 4;
+}
+
+static int confine_landlock(const struct bdirs *d, const struct bconfine *c, struct werr *err)
+{
+	const char *extra_rw = c ? c->extra_rw : NULL;
 	/* What name resolution (glibc, libcurl's resolver) and local time read.
 	 * Each one read-only, and only if it exists. */
 	static const char *const ro_files[] = {
@@ -164,6 +206,10 @@ static int confine_landlock(const struct bdirs *d, const char *extra_rw, struct 
 	}
 	handled = bll_fs_rights(abi);
 	attr.handled_access_fs = handled;
+	if (abi >= 4) {
+		attr.handled_access_net = BLL_NET_BIND_TCP | BLL_NET_CONNECT_TCP;
+		attr_size = offsetof(struct bll_ruleset_attr, scoped);
+	}
 	if (abi >= 6) {
 		attr.scoped = BLL_SCOPE_ABSTRACT_UNIX_SOCKET | BLL_SCOPE_SIGNAL;
 		attr_size = sizeof(attr);
@@ -172,11 +218,11 @@ static int confine_landlock(const struct bdirs *d, const char *extra_rw, struct 
 	if (rs < 0)
 		return werr_set(err, errno, "landlock: creating a ruleset (ABI %d)", abi);
 
-	if (bll_add(rs, d->data, rw, handled, false, err) < 0)
+	if (bll_add_at(rs, d->data_fd, d->data, rw, handled, false, err) < 0)
 		goto out;
 	if (extra_rw && bll_add(rs, extra_rw, rw, handled, false, err) < 0)
 		goto out;
-	if (bll_add(rs, d->config, ro, handled, true, err) < 0)
+	if (bll_add_at(rs, d->config_fd, d->config, ro, handled, true, err) < 0)
 		goto out;
 	for (i = 0; i < ARRAY_SIZE(ro_files); i++)
 		if (bll_add(rs, ro_files[i], BLL_READ_FILE, handled, true, err) < 0)
@@ -186,6 +232,8 @@ static int confine_landlock(const struct bdirs *d, const char *extra_rw, struct 
 		goto out;
 	/* the terminal UI of warden chat (line editing needs its ioctls) */
 	if (bll_add(rs, "/dev/tty", dev_rw, handled, true, err) < 0)
+		goto out;
+	if (abi >= 4 && bll_add_ports(rs, c, err) < 0)
 		goto out;
 
 	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0) {
@@ -227,8 +275,36 @@ static const unsigned long clone_ns_flags[] = {
 #define CLONE_FLAGS_ARG 0
 #endif
 
+/* EPERM for every address family of socket() (or socketpair()) but the
+ * kept ones.  The family is an int: the rules compare its low 32 bits, as
+ * the kernel reads it, so a value with high bits set cannot slip past.
+ * Families from 64 up do not exist (the kernel's AF_MAX is below 64) and
+ * get EAFNOSUPPORT from the kernel itself. */
+static int deny_families(scmp_filter_ctx ctx, int call, const int *keep, size_t n_keep,
+                         struct werr *err)
+{
+	for (int fam = 0; fam < 64; fam++) {
+		struct scmp_arg_cmp cmp = { .arg = 0, .op = SCMP_CMP_MASKED_EQ,
+		                            .datum_a = 0xffffffffULL, .datum_b = (uint64_t)fam };
+		bool kept = false;
+		int rc;
+
+		for (size_t i = 0; i < n_keep; i++)
+			kept |= keep[i] == fam;
+		if (kept)
+			continue;
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), call, 1, &cmp);
+		if (rc < 0)
+			return werr_set(err, -rc, "seccomp: denying address family %d", fam);
+	}
+	return 0;
+}
+
 static int confine_seccomp(struct werr *err)
 {
+	static const int socket_keep[] = { AF_INET, AF_INET6 };
+	static const int pair_keep[] = { AF_UNIX };
+
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	int r = -1, rc;
 	size_t i;
@@ -261,6 +337,9 @@ static int confine_seccomp(struct werr *err)
 			goto out;
 		}
 	}
+	if (deny_families(ctx, SCMP_SYS(socket), socket_keep, ARRAY_SIZE(socket_keep), err) < 0 ||
+	    deny_families(ctx, SCMP_SYS(socketpair), pair_keep, ARRAY_SIZE(pair_keep), err) < 0)
+		goto out;
 	/* clone3 passes its flags in memory, out of a filter's reach: ENOSYS
 	 * makes glibc fall back to clone, checked above */
 	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
@@ -295,7 +374,7 @@ static int count_threads(struct werr *err)
 	return n;
 }
 
-int broker_confine(const struct bdirs *d, const char *extra_rw, struct werr *err)
+int broker_confine(const struct bdirs *d, const struct bconfine *c, struct werr *err)
 {
 	int n = count_threads(err);
 
@@ -306,7 +385,7 @@ int broker_confine(const struct bdirs *d, const char *extra_rw, struct werr *err
 		                "happen before any thread starts", n);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return werr_set(err, errno, "setting no_new_privs");
-	if (confine_landlock(d, extra_rw, err) < 0)
+	if (confine_landlock(d, c, err) < 0)
 		return werr_wrap(err, "confining the broker");
 	if (confine_seccomp(err) < 0)
 		return werr_wrap(err, "confining the broker");

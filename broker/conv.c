@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "broker.h"
 #include "conv.h"
 #include "sanitize.h"
 #include "warden/util.h"
@@ -272,7 +273,7 @@ int conv_load(const char *path, json_object **msgs, struct werr *err)
 	json_object *o;
 
 	*msgs = NULL;
-	if (read_file_buf(path, CONV_FILE_MAX, &text, &len, err) < 0)
+	if (bfile_read(path, CONV_FILE_MAX, &text, &len, err) < 0)
 		return werr_wrap(err, "loading the conversation %s", path);
 	if (len > CONV_FILE_MAX)
 		return werr_set(err, 0, "%s: larger than %u MiB", path, CONV_FILE_MAX >> 20);

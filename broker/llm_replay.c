@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "broker.h"
 #include "llm_impl.h"
 #include "warden/util.h"
 
@@ -33,7 +34,7 @@ static int load(const char *path, json_object **out, struct werr *err)
 	size_t end;
 
 	*out = NULL;
-	if (read_file_buf(path, REPLAY_FILE_MAX, &text, &len, err) < 0)
+	if (bfile_read(path, REPLAY_FILE_MAX, &text, &len, err) < 0)
 		return werr_wrap(err, "replay");
 	if (len > REPLAY_FILE_MAX)
 		return werr_set(err, 0, "replay: %s is larger than %u MiB", path, REPLAY_FILE_MAX >> 20);

@@ -1,7 +1,8 @@
 /* warden-broker MODE [ARGS]: the unprivileged half (broker.h).
  *
- * Order: only fds 0-3 stay open; fd 3 must be the supervisor's socket; the
- * directories come from the environment; chat loads what the LLM clients
+ * Order: only fds 0-7 stay open; fd 3 must be the supervisor's socket, 4
+ * and 5 the config and data directories, 6 and 7 files the command line
+ * named (include/warden/broker_start.h); chat loads what the LLM clients
  * need while files are still reachable; then the broker confines itself,
  * before it reads a byte of input; then the mode runs. */
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -34,13 +36,14 @@ static void usage(FILE *f)
 	      "warden-broker is started by `warden serve` or `warden chat`, not directly.\n", f);
 }
 
-/* Every fd but 0-2 and the supervisor's socket: an inherited fd would
- * outlive confinement (Landlock checks opens, not fds already open). */
+/* Every fd but 0-2 and what the supervisor hands over (3-7,
+ * include/warden/broker_start.h): an inherited fd would outlive
+ * confinement (Landlock checks opens, not fds already open). */
 static void close_other_fds(void)
 {
-	if (syscall(SYS_close_range, BROKER_SUP_FD + 1, ~0U, 0) == 0)
+	if (syscall(SYS_close_range, WBROKER_LAST_FD + 1, ~0U, 0) == 0)
 		return;
-	for (int fd = BROKER_SUP_FD + 1; fd < 65536; fd++)
+	for (int fd = WBROKER_LAST_FD + 1; fd < 65536; fd++)
 		close(fd);
 }
 
@@ -48,11 +51,18 @@ int main(int argc, char **argv)
 {
 	struct bdirs dirs = { 0 };
 	struct werr err = { 0 };
+	/* serve --stdio talks to no model: no TCP at all */
+	uint16_t ports[CHAT_PORTS_MAX];
+	struct bconfine conf = { .tcp_ports = ports, .n_tcp_ports = 0 };
 	struct stat st;
 	const char *mode;
 	int r;
 
 	close_other_fds();
+	bfiles_init();
+	/* started by execveat on an fd, the kernel names the process after the
+	 * fd's number: give it its name back for ps, top and pgrep */
+	prctl(PR_SET_NAME, "warden-broker", 0, 0, 0);
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 125 : 0;
@@ -85,9 +95,9 @@ int main(int argc, char **argv)
 		}
 		/* files named on the command line (a replay recording, the
 		 * conversation to resume) are read before they are out of reach */
-		chat_preload(argc - 1, argv + 1, &dirs);
+		chat_preload(argc - 1, argv + 1, &dirs, ports, &conf.n_tcp_ports);
 	}
-	if (broker_confine(&dirs, NULL, &err) < 0) {
+	if (broker_confine(&dirs, &conf, &err) < 0) {
 		fprintf(stderr, "warden-broker: %s\n", err.msg);
 		bdirs_free(&dirs);
 		return werr_exit_code(&err);

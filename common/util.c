@@ -238,14 +238,22 @@ int write_all(int fd, const void *buf, size_t len)
 int read_file_buf(const char *path, size_t max, char **out, size_t *len, struct werr *err)
 {
 	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	size_t used = 0;
 
 	*out = NULL;
 	*len = 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return werr_set(err, errno, "opening %s", path);
+	return read_fd_buf(fd, path, max, out, len, err);
+}
+
+int read_fd_buf(int fd, const char *name, size_t max, char **out, size_t *len, struct werr *err)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t used = 0;
+
+	*out = NULL;
+	*len = 0;
 	/* one byte more than allowed tells the caller the file is too large */
 	buf = xmalloc(max + 2);
 	while (used <= max) {
@@ -253,7 +261,7 @@ int read_file_buf(const char *path, size_t max, char **out, size_t *len, struct 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return werr_set(err, errno, "reading %s", path);
+			return werr_set(err, errno, "reading %s", name);
 		}
 		if (n == 0)
 			break;

@@ -1,6 +1,7 @@
 /* `warden doctor`: what this kernel and user can use, what falls back, and
  * a real jail started end to end. */
 #include <errno.h>
+#include <pwd.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <seccomp.h>
@@ -12,6 +13,7 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 
+#include "warden/broker_start.h"
 #include "warden/cgroup.h"
 #include "warden/cmd.h"
 #include "warden/jail.h"
@@ -88,6 +90,15 @@ int cmd_doctor(int argc, char **argv)
 		    abi >= 6 ? ", abstract-socket and signal scoping" : "");
 	else
 		row("landlock", false, "unavailable: mounts alone confine the filesystem (boot with lsm=landlock,...)");
+	/* the broker's own confinement (broker/confine.c, SECURITY.md G46) */
+	row("broker tcp", abi >= 4, "%s", abi >= 4 ? "connects only to the model's ports"
+	    : "may connect to any TCP port: Landlock ABI 4 (Linux 6.7) limits it to the model's");
+	if (getuid() == 0) {
+		struct passwd *pw = getpwnam(WBROKER_USER);
+		row("broker user", pw != NULL, "%s", pw ? WBROKER_USER " (the broker runs as it)"
+		    : "missing: useradd --system --no-create-home --home-dir /nonexistent "
+		      "--shell /usr/sbin/nologin " WBROKER_USER);
+	}
 
 	puts("\nlimits");
 	wcg_probe(&pr);

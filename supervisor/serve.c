@@ -4,8 +4,9 @@
  *   1. load every profile the user allowed, and resolve the workspace
  *      roots (trusted input: the command line and the policy files);
  *   2. start one cgroup watchdog for the whole server;
- *   3. start the broker (warden-broker) with a socketpair on its fd 3 --
- *      as root, after switching it to an unprivileged user;
+ *   3. start the broker (warden-broker, supervisor/broker.c) with a
+ *      socketpair on its fd 3 and the caller's config and data directories
+ *      on fds 4 and 5 -- as root, as its own system user;
  *   4. serve it in one epoll loop until it exits or misbehaves, then kill
  *      every jail and exit with the broker's status.
  *
@@ -242,104 +243,6 @@ out:
 
 /* --- starting the broker ---------------------------------------------------- */
 
-/* Next to warden itself (the build tree), else PREFIX/libexec/warden. */
-static char *broker_path(void)
-{
-	char self[PATH_MAX], *slash, *p;
-	ssize_t n;
-
-	if (getenv("WARDEN_BROKER") && getenv("WARDEN_BROKER")[0] == '/')
-		return xstrdup(getenv("WARDEN_BROKER"));
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return xstrdup("/usr/local/libexec/warden/warden-broker");
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	*slash = '\0';
-	p = xasprintf("%s/warden-broker", self);
-	if (access(p, X_OK) == 0)
-		return p;
-	free(p);
-	return xasprintf("%s/../libexec/warden/warden-broker", self);
-}
-
-/* As root the broker runs as an unprivileged user, with its own config
- * (/etc/warden, read-only) and data (/var/lib/warden/broker) directories. */
-static int broker_identity(const char *user, uid_t *uid, gid_t *gid, struct werr *err)
-{
-	struct passwd *pw = getpwnam(user);
-	const char *dirs[] = { "/var/lib/warden", "/var/lib/warden/broker" };
-
-	if (!pw)
-		return werr_set(err, 0, "--broker-user %s: no such user", user);
-	if (pw->pw_uid == 0)
-		return werr_set(err, 0, "--broker-user %s: the broker never runs as root", user);
-	*uid = pw->pw_uid;
-	*gid = pw->pw_gid;
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
-		struct stat sb;
-		if (mkdir(dirs[i], i ? 0700 : 0755) < 0 && errno != EEXIST)
-			return werr_set(err, errno, "creating %s", dirs[i]);
-		/* lstat: the directory must be a real directory we own, not a link */
-		if (lstat(dirs[i], &sb) < 0 || !S_ISDIR(sb.st_mode))
-			return werr_set(err, ENOTDIR, "%s", dirs[i]);
-	}
-	if (chown(dirs[1], *uid, *gid) < 0)
-		return werr_set(err, errno, "chown %s", dirs[1]);
-	return 0;
-}
-
-static pid_t start_broker(char **argv, int sock, const char *user, struct werr *err)
-{
-	uid_t uid = 0;
-	gid_t gid = 0;
-	bool drop = geteuid() == 0;
-	pid_t pid;
-
-	if (drop && broker_identity(user, &uid, &gid, err) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0) {
-		werr_set(err, errno, "starting the broker");
-		return -1;
-	}
-	if (pid == 0) {
-		sigset_t none;
-
-		if (dup2(sock, BROKER_FD) < 0)
-			_exit(125);
-		/* Privileged step: give up root for good before the broker runs.
-		 * setgroups, then gid, then uid; read back, since a half-dropped
-		 * broker must never run. */
-		if (drop) {
-			if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
-			    setresuid(uid, uid, uid) < 0 || getuid() != uid || geteuid() != uid ||
-			    getegid() != gid || setuid(0) == 0) {
-				fprintf(stderr, "warden: could not switch the broker to an unprivileged user\n");
-				_exit(125);
-			}
-			setenv("HOME", "/var/lib/warden/broker", 1);
-			setenv("XDG_DATA_HOME", "/var/lib/warden/broker", 1);
-			setenv("XDG_CONFIG_HOME", "/etc", 1);
-			unsetenv("XDG_STATE_HOME");
-		}
-		/* after the uid change, which clears it */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() == 1)
-			_exit(125);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGQUIT, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL);
-		execv(argv[0], argv);
-		fprintf(stderr, "warden: cannot run the broker %s: %s; reinstall warden or set "
-		        "WARDEN_BROKER\n", argv[0], strerror(errno));
-		_exit(125);
-	}
-	return pid;
-}
-
 /* One watchdog for the server's cgroups: when the server is gone, for any
  * reason, it kills and removes every "warden-<server pid>-*" group. */
 static int start_watchdog(void)
@@ -379,6 +282,7 @@ struct sv_opts {
 	const char *profiles[32];
 	size_t n_profiles;
 	const char *policy_file, *audit_log, *broker_user;
+	const char *files[WBROKER_FILES_MAX];   /* chat: --model replay:FILE, --resume FILE */
 	const char *roots[32];
 	size_t n_roots;
 	bool stdio;
@@ -448,18 +352,13 @@ static int load_roots(struct sv *sv, const struct sv_opts *o, struct werr *err)
  * report, with its line; here it only allows nothing. */
 static void config_profiles(struct sv_opts *o)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-	_cleanup_free_ char *path = NULL;
+	struct werr err = { 0 };
+	_cleanup_free_ char *dir = sv_xdg_dir("XDG_CONFIG_HOME", ".config", &err), *path = NULL;
 	json_object *root, *v, *profs;
 
-	if (geteuid() == 0)
-		path = xstrdup("/etc/warden/config.json");
-	else if (xdg && xdg[0] == '/')
-		path = xasprintf("%s/warden/config.json", xdg);
-	else if (home && home[0] == '/')
-		path = xasprintf("%s/.config/warden/config.json", home);
-	else
+	if (!dir)
 		return;
+	path = xasprintf("%s/config.json", dir);
 	root = json_object_from_file(path);
 	if (!root)
 		return;
@@ -493,7 +392,25 @@ static void serve_usage(FILE *f)
 	      "                          a directory below it\n"
 	      "  --allow-workspace DIR   another allowed workspace root (repeatable)\n"
 	      "  --audit-log FILE        where audit records go\n"
-	      "  --broker-user USER      as root: the broker's user (default: nobody)\n", f);
+	      "  --broker-user USER      as root: the broker's user (default: " WBROKER_USER ")\n", f);
+}
+
+/* The two chat options that name a file for the broker to read: the
+ * supervisor opens it and hands it over (supervisor/broker.c), since as
+ * root the broker's user may not reach it by path.  Only noted here; the
+ * broker parses its options itself. */
+static void note_broker_file(struct sv_opts *o, int argc, char **argv, int i)
+{
+	const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+
+	if ((!strcmp(a, "--model") || !strcmp(a, "-m")) && next && !strncmp(next, "replay:", 7))
+		o->files[0] = next + 7;
+	else if (!strncmp(a, "--model=replay:", 15))
+		o->files[0] = a + 15;
+	else if (!strncmp(a, "--resume=", 9) && a[9])
+		o->files[1] = a + 9;
+	else if (!strcmp(a, "--resume") && next && next[0] != '-' && strchr(next, '/'))
+		o->files[1] = next;
 }
 
 /* The supervisor's own options; everything else goes to the broker. */
@@ -517,7 +434,7 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct sv_opts *o, ch
 	int n = 0;
 
 	memset(o, 0, sizeof(*o));
-	o->broker_user = "nobody";
+	o->broker_user = WBROKER_USER;
 	o->roots[o->n_roots++] = ".";
 	/* chat: pull ours out by hand, pass the rest through untouched */
 	for (int i = 1; i < argc; i++) {
@@ -531,6 +448,8 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct sv_opts *o, ch
 				out[n++] = argv[i++];
 			break;
 		}
+		if (chat)
+			note_broker_file(o, argc, argv, i);
 		for (const struct option *so = serve_long; so->name; so++)
 			if (!strncmp(a, "--", 2) && strlen(so->name) == klen - 2 && !strncmp(a + 2, so->name, klen - 2))
 				opt = so;
@@ -644,13 +563,18 @@ static int run_server(int argc, char **argv, bool chat)
 		goto out;
 	}
 	bargv = xcalloc((size_t)n_rest + 4, sizeof(char *));
-	bargv[0] = broker_path();
+	bargv[0] = "warden-broker";
 	bargv[1] = chat ? "chat" : "serve";
 	if (!chat)
 		bargv[2] = "--stdio";
 	for (int i = 0; i < n_rest; i++)
 		bargv[(chat ? 2 : 3) + i] = rest[i];
-	sv->broker_pid = start_broker(bargv, sp[1], o.broker_user, &err);
+	{
+		struct sv_broker_start bs = { .argv = bargv, .sock = sp[1], .user = o.broker_user };
+
+		memcpy(bs.files, o.files, sizeof(bs.files));
+		sv->broker_pid = sv_start_broker(&bs, &err);
+	}
 	close(sp[1]);
 	if (sv->broker_pid < 0) {
 		wlog_error("%s", err.msg);
@@ -711,8 +635,6 @@ out:
 	for (size_t i = 0; i < sv->n_roots; i++)
 		free(sv->roots[i]);
 	free(sv->roots);
-	if (bargv)
-		free(bargv[0]);
 	free(bargv);
 	free(rest);
 	free(sv);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "warden/broker_start.h"
 #include "warden/err.h"
 #include "warden/policy.h"
 
@@ -27,6 +28,23 @@ int sv_resolve_workspace(const char *in, char out[PATH_MAX], struct werr *err);
 int sv_open_workspace(const char *ws, struct werr *err);
 /* Lowercase hex SHA-256 of data (libcrypto) into out[65]. */
 void sv_sha256_hex(const void *data, size_t len, char out[65]);
+
+/* $VAR/warden when VAR is an absolute path (the XDG rule), else
+ * $HOME/fallback/warden: the caller's config and data directories. */
+char *sv_xdg_dir(const char *var, const char *fallback, struct werr *err);
+
+/* Start warden-broker (supervisor/broker.c): argv[1..] its mode and
+ * arguments, sock its end of the socketpair (fd 3 in the broker), user the
+ * broker's user when warden runs as root, files the paths the command line
+ * names for it to read (NULL when none), handed over as fds 6 and 7. */
+struct sv_broker_start {
+	char **argv;
+	int sock;
+	const char *user;
+	const char *files[WBROKER_FILES_MAX];
+};
+#include <sys/types.h>
+pid_t sv_start_broker(const struct sv_broker_start *bs, struct werr *err);
 
 /* CPU of a jail: its init (pid) and all its descendants, with what they
  * reaped, from /proc (the fallback when no cgroup counts the group). */

@@ -42,6 +42,8 @@ int write_all(int fd, const void *buf, size_t len);
  * *len == max + 1 means the file is larger than max: the caller words the
  * error.  Read errors carry errno (EISDIR for a directory). */
 int read_file_buf(const char *path, size_t max, char **out, size_t *len, struct werr *err);
+/* The same from an open fd, from where it stands; name is for messages. */
+int read_fd_buf(int fd, const char *name, size_t max, char **out, size_t *len, struct werr *err);
 /* Read a small file (< max bytes) into a NUL-terminated malloc'd buffer. */
 int read_file_str(const char *path, size_t max, char **out, struct werr *err);
 /* Write a string to a file that already exists (procfs, cgroupfs). */

@@ -111,6 +111,12 @@ serve_client() {
 	serve_client confined
 }
 
+@test "serve: the broker's environment holds no way to the caller's desktop services" {
+	SSH_AUTH_SOCK=/tmp/agent.sock DBUS_SESSION_BUS_ADDRESS=unix:path=/tmp/bus \
+		XDG_RUNTIME_DIR=/run/user/0 DISPLAY=:0 WAYLAND_DISPLAY=wayland-0 \
+		WARDEN_TEST_SECRET=hunter2 LANG=C.UTF-8 serve_client broker_env
+}
+
 @test "serve: when the broker dies, warden exits and no jail or cgroup survives" {
 	serve_client broker_death
 }

@@ -412,6 +412,28 @@ def sc_confined(s, args):
     check(out == "fine\n", "run: %r" % out)
 
 
+def sc_broker_env(s, args):
+    """The broker's environment, read from /proc: the supervisor scrubs it to
+    an allowlist, so the ways to the caller's desktop services (ssh-agent,
+    D-Bus, the display) never reach it (G47).  As root, EXPECT_BROKER_UID
+    is the uid it must run as."""
+    s.open()
+    brokers = broker_pids(s)
+    check(len(brokers) == 1, "warden-broker processes under warden: %s" % brokers)
+    with open("/proc/%d/environ" % brokers[0], "rb") as f:
+        env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
+    for name in (b"SSH_AUTH_SOCK", b"DBUS_SESSION_BUS_ADDRESS", b"XDG_RUNTIME_DIR", b"DISPLAY",
+                 b"WAYLAND_DISPLAY", b"WARDEN_TEST_SECRET"):
+        check(name not in env, "the broker got %s=%r" % (name.decode(), env.get(name)))
+    check(env.get(b"LANG") == os.environ.get("LANG", "").encode() or "LANG" not in os.environ,
+          "LANG did not reach the broker: %r" % env.get(b"LANG"))
+    want = os.environ.get("EXPECT_BROKER_UID")
+    if want:
+        with open("/proc/%d/status" % brokers[0]) as f:
+            uids = [l.split()[1:] for l in f if l.startswith("Uid:")][0]
+        check(uids == [want] * 4, "the broker's uids: %s, want %s" % (uids, want))
+
+
 def pgrep(pattern):
     r = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
     return [int(p) for p in r.stdout.split()]

@@ -16,7 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <linux/netlink.h>
+#include <netinet/in.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -44,12 +49,38 @@ struct probes {
 	int thread_errno;        /* pthread_create + join */
 	int ptrace_errno;        /* ptrace(PTRACE_TRACEME) */
 	int devnull_errno;       /* open /dev/null read-write */
+	int unix_socket_errno;   /* socket(AF_UNIX) */
+	int unix_high_errno;     /* socket(AF_UNIX | 1 << 32): the filter must mask to 32 bits */
+	int unix_connect_errno;  /* reach the host's pathname socket: first failing step */
+	int netlink_errno;       /* socket(AF_NETLINK) */
+	int packet_errno;        /* socket(AF_PACKET) */
+	int socketpair_errno;    /* socketpair(AF_UNIX): kept, it reaches nothing outside */
+	int inet_errno;          /* socket(AF_INET) */
+	int tcp_allowed_errno;   /* connect to the listener on an allowed port */
+	int tcp_denied_errno;    /* connect to the listener on another port */
 };
 
 struct fixture {
 	char top[64];
-	char config[128], data[128], outside[128];
+	char config[128], data[128], outside[128], sock[100];
+	int unix_fd, tcp_allowed_fd, tcp_denied_fd;
+	uint16_t tcp_allowed, tcp_denied;
 };
+
+/* A TCP listener on 127.0.0.1 at a port the kernel picks. */
+static int tcp_listener(uint16_t *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t al = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 8), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
 
 static int fixture_setup(void **state)
 {
@@ -75,6 +106,19 @@ static int fixture_setup(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "secret", 6), 6);
 	close(fd);
+	/* a host service on a pathname unix socket (ssh-agent, D-Bus, ...) */
+	{
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+
+		snprintf(f->sock, sizeof(f->sock), "%s/host.sock", f->top);
+		snprintf(a.sun_path, sizeof(a.sun_path), "%s", f->sock);
+		f->unix_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		assert_true(f->unix_fd >= 0);
+		assert_int_equal(bind(f->unix_fd, (struct sockaddr *)&a, sizeof(a)), 0);
+		assert_int_equal(listen(f->unix_fd, 8), 0);
+	}
+	f->tcp_allowed_fd = tcp_listener(&f->tcp_allowed);
+	f->tcp_denied_fd = tcp_listener(&f->tcp_denied);
 	*state = f;
 	return 0;
 }
@@ -84,11 +128,21 @@ static int fixture_teardown(void **state)
 	struct fixture *f = *state;
 	char cmd[128];
 
+	close(f->unix_fd);
+	close(f->tcp_allowed_fd);
+	close(f->tcp_denied_fd);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->top);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", f->top);
 	free(f);
 	return 0;
+}
+
+static int landlock_abi(void)
+{
+	long v = syscall(SYS_landlock_create_ruleset, NULL, 0, 1U /* VERSION */);
+
+	return v < 0 ? 0 : (int)v;
 }
 
 static int open_errno(const char *path, int flags)
@@ -104,6 +158,61 @@ static int open_errno(const char *path, int flags)
 static void *thread_fn(void *arg)
 {
 	return arg;
+}
+
+static int socket_errno(long domain, int type, int proto)
+{
+	long fd = syscall(SYS_socket, domain, type | SOCK_CLOEXEC, proto);
+
+	if (fd < 0)
+		return errno;
+	close((int)fd);
+	return 0;
+}
+
+static int tcp_connect_errno(uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), e = 0;
+
+	if (fd < 0)
+		return errno;
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
+		e = errno;
+	close(fd);
+	return e;
+}
+
+/* What a compromised broker would use to reach host services: unix
+ * sockets (ssh-agent, D-Bus, the container runtime), netlink, raw packets,
+ * and TCP to anything but the model. */
+static void probe_sockets(const struct fixture *f, struct probes *p)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int sv[2], fd;
+
+	p->unix_socket_errno = socket_errno(AF_UNIX, SOCK_STREAM, 0);
+	p->unix_high_errno = socket_errno((long)((1UL << 32) | AF_UNIX), SOCK_STREAM, 0);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", f->sock);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		p->unix_connect_errno = errno;
+	} else {
+		p->unix_connect_errno = connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ? errno : 0;
+		close(fd);
+	}
+	p->netlink_errno = socket_errno(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+	p->packet_errno = socket_errno(AF_PACKET, SOCK_RAW, 0);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		p->socketpair_errno = errno;
+	} else {
+		close(sv[0]);
+		close(sv[1]);
+	}
+	p->inet_errno = socket_errno(AF_INET, SOCK_STREAM, 0);
+	p->tcp_allowed_errno = tcp_connect_errno(f->tcp_allowed);
+	p->tcp_denied_errno = tcp_connect_errno(f->tcp_denied);
 }
 
 /* exec_path: /bin/true when confined (EPERM comes before any lookup); a
@@ -123,6 +232,8 @@ static void run_probes(const struct fixture *f, const char *exec_path, struct pr
 		execve(exec_path, argv, envp);
 		p->exec_errno = errno;
 	}
+	/* before unshare(CLONE_NEWNET), which the unconfined control (as root) gets */
+	probe_sockets(f, p);
 	p->passwd_errno = open_errno("/etc/passwd", O_RDONLY);
 	snprintf(path, sizeof(path), "%s/secret", f->outside);
 	p->outside_errno = open_errno(path, O_RDONLY);
@@ -183,7 +294,9 @@ static void probe_child(const struct fixture *f, bool confine, struct probes *ou
 
 		close(pfd[0]);
 		if (confine) {
-			p.confine_rc = broker_confine(&d, NULL, &err);
+			struct bconfine c = { .tcp_ports = &f->tcp_allowed, .n_tcp_ports = 1 };
+
+			p.confine_rc = broker_confine(&d, &c, &err);
 			snprintf(p.confine_msg, sizeof(p.confine_msg), "%s", err.msg);
 		}
 		if (p.confine_rc == 0)
@@ -229,6 +342,21 @@ static void test_confined(void **state)
 	expect_errno("pthread_create", p.thread_errno, 0);
 	expect_errno("ptrace(PTRACE_TRACEME)", p.ptrace_errno, EPERM);
 	expect_errno("open /dev/null", p.devnull_errno, 0);
+	/* G45: no new unix sockets, no netlink or packet sockets */
+	expect_errno("socket(AF_UNIX)", p.unix_socket_errno, EPERM);
+	expect_errno("socket(AF_UNIX | 1 << 32)", p.unix_high_errno, EPERM);
+	expect_errno("connect to the host's unix socket", p.unix_connect_errno, EPERM);
+	expect_errno("socket(AF_NETLINK)", p.netlink_errno, EPERM);
+	expect_errno("socket(AF_PACKET)", p.packet_errno, EPERM);
+	expect_errno("socketpair(AF_UNIX)", p.socketpair_errno, 0);
+	expect_errno("socket(AF_INET)", p.inet_errno, 0);
+	/* G46: TCP only to the allowed ports (Landlock ABI 4+) */
+	expect_errno("connect to an allowed TCP port", p.tcp_allowed_errno, 0);
+	if (landlock_abi() >= 4)
+		expect_errno("connect to another TCP port", p.tcp_denied_errno, EACCES);
+	else if (getenv("WARDEN_MUST_WORK") && !strcmp(getenv("WARDEN_MUST_WORK"), "1"))
+		fail_msg("WARDEN_MUST_WORK=1: this kernel's Landlock (ABI %d) has no TCP rules",
+		         landlock_abi());
 }
 
 /* The control: without broker_confine the same probes pass, so every
@@ -247,6 +375,11 @@ static void test_unconfined_control(void **state)
 	assert_int_not_equal(p.clone3_errno, ENOSYS);
 	assert_int_not_equal(p.mount_errno, EPERM);
 	expect_errno("ptrace(PTRACE_TRACEME)", p.ptrace_errno, 0);
+	expect_errno("socket(AF_UNIX)", p.unix_socket_errno, 0);
+	expect_errno("socket(AF_UNIX | 1 << 32)", p.unix_high_errno, 0);
+	expect_errno("connect to the host's unix socket", p.unix_connect_errno, 0);
+	expect_errno("socket(AF_NETLINK)", p.netlink_errno, 0);
+	expect_errno("connect to the other TCP port", p.tcp_denied_errno, 0);
 }
 
 static void *sleeper(void *arg)
@@ -308,7 +441,9 @@ static void test_extra_rw_and_missing_config(void **state)
 		int r[3];
 
 		close(pfd[0]);
-		r[0] = broker_confine(&d, f->outside, &err);
+		struct bconfine c = { .extra_rw = f->outside };
+
+		r[0] = broker_confine(&d, &c, &err);
 		snprintf(path, sizeof(path), "%s/written", f->outside);
 		r[1] = open_errno(path, O_CREAT | O_WRONLY);
 		r[2] = open_errno("/etc/hostname", O_RDONLY);
@@ -325,43 +460,86 @@ static void test_extra_rw_and_missing_config(void **state)
 	expect_errno("open /etc/hostname", res[2], EACCES);
 }
 
+/* bdirs_init in a child that has the directories on fds 4 and 5, as the
+ * supervisor hands them over.  Returns bdirs_init's result; *msg its error,
+ * paths[0..1] d.config and d.data. */
+static int bdirs_child(const char *cfg, const char *data, const char *cfg_env,
+                       const char *data_env, bool drop, char msg[WERR_MSG_MAX],
+                       char paths[2][256])
+{
+	struct { int rc; char msg[WERR_MSG_MAX]; char p[2][256]; } r = { .rc = -2 };
+	int pfd[2], status;
+	pid_t pid;
+
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct bdirs d;
+		struct werr err = { 0 };
+		int c = open(cfg, O_RDONLY | O_DIRECTORY), dd = open(data, O_RDONLY | O_DIRECTORY);
+
+		close(pfd[0]);
+		if (c < 0 || dd < 0 || dup2(c, 4) < 0 || dup2(dd, 5) < 0)
+			_exit(3);
+		if (cfg_env)
+			setenv("WARDEN_CONFIG_DIR", cfg_env, 1);
+		else
+			unsetenv("WARDEN_CONFIG_DIR");
+		setenv("WARDEN_DATA_DIR", data_env, 1);
+		if (drop && geteuid() == 0 && (setresgid(65534, 65534, 65534) < 0 ||
+		                               setresuid(65534, 65534, 65534) < 0))
+			_exit(4);
+		r.rc = bdirs_init(&d, &err);
+		snprintf(r.msg, sizeof(r.msg), "%s", err.msg);
+		if (r.rc == 0) {
+			snprintf(r.p[0], sizeof(r.p[0]), "%s", d.config);
+			snprintf(r.p[1], sizeof(r.p[1]), "%s", d.data);
+			bdirs_free(&d);
+		}
+		if (write(pfd[1], &r, sizeof(r)) != (ssize_t)sizeof(r))
+			_exit(2);
+		_exit(0);
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], &r, sizeof(r)), (ssize_t)sizeof(r));
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	memcpy(msg, r.msg, WERR_MSG_MAX);
+	memcpy(paths, r.p, sizeof(r.p));
+	return r.rc;
+}
+
 static void test_bdirs(void **state)
 {
 	const struct fixture *f = *state;
-	struct bdirs d = { 0 };
-	struct werr err = { 0 };
-	char xdg[256], want[300];
-	struct stat st;
+	char msg[WERR_MSG_MAX], paths[2][256];
 
-	snprintf(xdg, sizeof(xdg), "%s/xdg-data", f->top);
-	setenv("XDG_DATA_HOME", xdg, 1);
-	setenv("XDG_CONFIG_HOME", "/nonexistent-config-home", 1);
-	assert_int_equal(bdirs_init(&d, &err), 0);
-	snprintf(want, sizeof(want), "%s/warden", xdg);
-	assert_string_equal(d.data, want);
-	assert_string_equal(d.config, "/nonexistent-config-home/warden");
-	assert_int_equal(stat(want, &st), 0);
-	assert_true(S_ISDIR(st.st_mode));
-	assert_int_equal(st.st_mode & 0777, 0700);
-	bdirs_free(&d);
+	/* the paths lead to the fds' directories: used as they are */
+	assert_int_equal(bdirs_child(f->config, f->data, f->config, f->data, false, msg, paths), 0);
+	assert_string_equal(paths[0], f->config);
+	assert_string_equal(paths[1], f->data);
 
-	/* relative XDG values are ignored (the XDG rule): $HOME decides */
-	setenv("XDG_DATA_HOME", "relative", 1);
-	setenv("XDG_CONFIG_HOME", "", 1);
-	setenv("HOME", f->top, 1);
-	assert_int_equal(bdirs_init(&d, &err), 0);
-	snprintf(want, sizeof(want), "%s/.local/share/warden", f->top);
-	assert_string_equal(d.data, want);
-	snprintf(want, sizeof(want), "%s/.config/warden", f->top);
-	assert_string_equal(d.config, want);
-	bdirs_free(&d);
+	/* a path that leads elsewhere (or nowhere, for the broker's user):
+	 * the broker works through the fd */
+	assert_int_equal(bdirs_child(f->config, f->data, f->outside, "/nonexistent/data", false,
+	                             msg, paths), 0);
+	assert_string_equal(paths[0], "/proc/self/fd/4");
+	assert_string_equal(paths[1], "/proc/self/fd/5");
 
-	unsetenv("XDG_DATA_HOME");
-	unsetenv("XDG_CONFIG_HOME");
-	setenv("HOME", "relative-home", 1);
-	assert_int_equal(bdirs_init(&d, &err), -1);
-	assert_non_null(strstr(err.msg, "HOME"));
-	assert_null(d.data);
+	/* started by hand: said so */
+	assert_int_equal(bdirs_child(f->config, f->data, NULL, f->data, false, msg, paths), -1);
+	assert_non_null(strstr(msg, "WARDEN_CONFIG_DIR"));
+
+	/* a data directory the broker's user cannot write: named, with the fix */
+	assert_int_equal(chmod(f->data, 0500), 0);
+	if (geteuid() == 0)
+		assert_int_equal(chmod(f->top, 0755), 0);
+	assert_int_equal(bdirs_child(f->config, f->data, f->config, f->data, true, msg, paths), -1);
+	assert_int_equal(chmod(f->data, 0700), 0);
+	assert_non_null(strstr(msg, f->data));
+	assert_non_null(strstr(msg, "chmod 2770"));
 }
 
 int main(void)

@@ -1,0 +1,25 @@
+/* How the supervisor hands the broker what it needs (supervisor/serve.c
+ * start_broker, broker/main.c).  The broker gets no path it must open by
+ * itself outside these: as root it runs as its own user, which may not be
+ * able to reach the caller's files by path (a checkout under /root, the
+ * caller's home). */
+#ifndef WARDEN_BROKER_START_H
+#define WARDEN_BROKER_START_H
+
+#define WBROKER_SUP_FD    3   /* the socketpair to the supervisor */
+#define WBROKER_CONFIG_FD 4   /* O_DIRECTORY: the caller's config dir (read-only) */
+#define WBROKER_DATA_FD   5   /* O_DIRECTORY: the caller's data dir (read-write) */
+#define WBROKER_FILE_FD   6   /* first of the files named on the command line */
+#define WBROKER_FILES_MAX 2   /* --model replay:FILE, --resume FILE */
+#define WBROKER_LAST_FD   (WBROKER_FILE_FD + WBROKER_FILES_MAX - 1)
+
+/* The directories' paths, for the broker's messages only. */
+#define WBROKER_ENV_CONFIG "WARDEN_CONFIG_DIR"
+#define WBROKER_ENV_DATA   "WARDEN_DATA_DIR"
+/* WARDEN_FILE_<fd>=PATH: fd <fd> is PATH, as the command line spelled it. */
+#define WBROKER_ENV_FILE   "WARDEN_FILE_"
+
+/* The broker's own system user when warden runs as root (--broker-user). */
+#define WBROKER_USER "warden"
+
+#endif

@@ -1,0 +1,275 @@
+/* Starting the broker (warden-broker) for warden serve and warden chat
+ * (design.md "Two executables", include/warden/broker_start.h).
+ *
+ * Before the fork, with the caller's privileges:
+ *   1. open the broker binary (O_PATH): as root the broker's own user may not
+ *      reach it by path (a checkout in /root/src), so it is started from
+ *      this fd, never by path after the drop;
+ *   2. open the caller's config and data directories of warden (their XDG
+ *      directories), creating them when missing -- as root, with the
+ *      broker's group, setgid, so that its user can use them;
+ *   3. open the files the command line names for the broker to read
+ *      (--model replay:FILE, --resume FILE);
+ *   4. build its environment from an allowlist: nothing that leads to the
+ *      caller's other services (SSH_AUTH_SOCK, DBUS_SESSION_BUS_ADDRESS,
+ *      XDG_RUNTIME_DIR, DISPLAY, ...) reaches it.
+ * In the child: put the fds in place (3 socket, 4 config, 5 data, 6.. the
+ * files), as root switch to the broker's user for good, execveat the fd. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sv.h"
+#include "warden/broker_start.h"
+#include "warden/util.h"
+
+extern char **environ;
+
+/* Next to warden itself (the build tree), else PREFIX/libexec/warden. */
+static char *broker_path(void)
+{
+	char self[PATH_MAX], *slash, *p;
+	ssize_t n;
+
+	if (getenv("WARDEN_BROKER") && getenv("WARDEN_BROKER")[0] == '/')
+		return xstrdup(getenv("WARDEN_BROKER"));
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return xstrdup("/usr/local/libexec/warden/warden-broker");
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	*slash = '\0';
+	p = xasprintf("%s/warden-broker", self);
+	if (access(p, X_OK) == 0)
+		return p;
+	free(p);
+	return xasprintf("%s/../libexec/warden/warden-broker", self);
+}
+
+char *sv_xdg_dir(const char *var, const char *fallback, struct werr *err)
+{
+	const char *x = getenv(var), *home = sv_caller_home();
+
+	if (x && x[0] == '/')
+		return xasprintf("%s/warden", x);
+	if (!home || home[0] != '/') {
+		werr_set(err, 0, "neither $%s nor $HOME is an absolute path: set one of them", var);
+		return NULL;
+	}
+	return xasprintf("%s/%s/warden", home, fallback);
+}
+
+static int broker_identity(const char *user, uid_t *uid, gid_t *gid, struct werr *err)
+{
+	struct passwd *pw = getpwnam(user);
+
+	if (!pw)
+		return werr_set(err, 0, "the broker's user \"%s\" does not exist: as root, warden runs "
+		                "its broker as that user; create it with `useradd --system "
+		                "--no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin %s` "
+		                "(or name another with --broker-user USER)", user, user);
+	if (pw->pw_uid == 0 || pw->pw_gid == 0)
+		return werr_set(err, 0, "--broker-user %s: the broker never runs as root or with "
+		                "group root", user);
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	return 0;
+}
+
+/* One of the caller's warden directories, opened for the broker; created
+ * when missing.  As root a directory made here gets the broker's group,
+ * setgid (what the broker creates inside keeps the group) and mode.  An
+ * existing directory is never changed: the broker reports one it cannot
+ * use, naming it and the fix. */
+static int open_user_dir(const char *path, bool drop, gid_t gid, mode_t mode, struct werr *err)
+{
+	_cleanup_free_ char *parent = xstrdup(path);
+	char *slash = strrchr(parent, '/');
+	bool created;
+	struct stat st;
+	int fd;
+
+	if (slash && slash != parent) {
+		*slash = '\0';
+		if (mkdir_p(parent, 0700, err) < 0)
+			return -1;
+	}
+	created = mkdir(path, 0700) == 0;
+	if (!created && errno != EEXIST)
+		return werr_set(err, errno, "creating %s", path);
+	/* a directory made just now is opened without following a link: what
+	 * gets the group below is that directory, nothing swapped in */
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (created ? O_NOFOLLOW : 0));
+	if (fd < 0)
+		return werr_set(err, errno, "opening %s", path);
+	if (created && drop) {
+		/* Privileged step: give the broker's group a directory root has just
+		 * made, checked to be a real directory owned by root. */
+		if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+		    fchown(fd, 0, gid) < 0 || fchmod(fd, mode) < 0) {
+			int e = errno;
+			close(fd);
+			return werr_set(err, e, "giving the broker's group %s", path);
+		}
+	}
+	return fd;
+}
+
+/* What the broker reads from the environment, and the libraries it uses
+ * (locale, terminal, libcurl, OpenSSL).  Anything else stays behind. */
+static bool env_kept(const char *kv)
+{
+	static const char *const keep[] = {
+		"HOME", "LANG", "LANGUAGE", "TERM", "TERMINFO", "TERMINFO_DIRS", "COLUMNS", "LINES",
+		"TZ", "NO_COLOR", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+		"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
+		"no_proxy", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE",
+		"WARDEN_TIMING", "ASAN_OPTIONS", "UBSAN_OPTIONS",
+	};
+	const char *eq = strchr(kv, '=');
+	size_t n = eq ? (size_t)(eq - kv) : strlen(kv);
+
+	if (!eq)
+		return false;
+	if (!strncmp(kv, "LC_", 3))
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
+		if (strlen(keep[i]) == n && !strncmp(kv, keep[i], n))
+			return true;
+	return false;
+}
+
+static char **broker_env(const char *config, const char *data, const char *const *files)
+{
+	size_t n = 0, cap = 8;
+	char **env;
+
+	for (char **e = environ; *e; e++)
+		cap++;
+	env = xcalloc(cap, sizeof(char *));
+	for (char **e = environ; *e; e++)
+		if (env_kept(*e))
+			env[n++] = xstrdup(*e);
+	env[n++] = xasprintf("%s=%s", WBROKER_ENV_CONFIG, config);
+	env[n++] = xasprintf("%s=%s", WBROKER_ENV_DATA, data);
+	for (int i = 0; i < WBROKER_FILES_MAX; i++)
+		if (files[i])
+			env[n++] = xasprintf("%s%d=%s", WBROKER_ENV_FILE, WBROKER_FILE_FD + i, files[i]);
+	return env;
+}
+
+/* A file the command line names for the broker to read; -1 when it cannot
+ * be opened (the broker then tries by itself and says why it failed). */
+static int open_named_file(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+pid_t sv_start_broker(const struct sv_broker_start *bs, struct werr *err)
+{
+	_cleanup_free_ char *path = broker_path(), *config = NULL, *data = NULL;
+	const char *files[WBROKER_FILES_MAX] = { 0 };
+	/* the fds the broker gets, in order from fd 3 */
+	int fds[3 + WBROKER_FILES_MAX], exe = -1, n_fds = ARRAY_SIZE(fds);
+	char **env = NULL;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	bool drop = geteuid() == 0;
+	pid_t pid = -1;
+
+	for (int i = 0; i < n_fds; i++)
+		fds[i] = -1;
+	if (drop && broker_identity(bs->user, &uid, &gid, err) < 0)
+		return -1;
+	exe = open(path, O_PATH | O_CLOEXEC);
+	if (exe < 0) {
+		werr_set(err, errno, "cannot find the broker %s: reinstall warden or set WARDEN_BROKER",
+		         path);
+		goto out;
+	}
+	config = sv_xdg_dir("XDG_CONFIG_HOME", ".config", err);
+	data = config ? sv_xdg_dir("XDG_DATA_HOME", ".local/share", err) : NULL;
+	if (!data)
+		goto out;
+	fds[0] = bs->sock;
+	if ((fds[1] = open_user_dir(config, drop, gid, 02750, err)) < 0 ||
+	    (fds[2] = open_user_dir(data, drop, gid, 02770, err)) < 0) {
+		werr_wrap(err, "the broker's directories");
+		goto out;
+	}
+	for (int i = 0; i < WBROKER_FILES_MAX; i++)
+		if (bs->files[i] && (fds[3 + i] = open_named_file(bs->files[i])) >= 0)
+			files[i] = bs->files[i];
+	env = broker_env(config, data, files);
+
+	pid = fork();
+	if (pid < 0) {
+		werr_set(err, errno, "starting the broker");
+		goto out;
+	}
+	if (pid == 0) {
+		int tmp[ARRAY_SIZE(fds)];
+		sigset_t none;
+
+		/* above every target first, so that no dup2 below clobbers a source */
+		exe = fcntl(exe, F_DUPFD_CLOEXEC, 16);
+		for (int i = 0; i < n_fds; i++)
+			tmp[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD_CLOEXEC, 16) : -1;
+		for (int i = 0; i < n_fds; i++) {
+			if (tmp[i] < 0)
+				close(WBROKER_SUP_FD + i);
+			else if (dup2(tmp[i], WBROKER_SUP_FD + i) < 0)
+				_exit(125);
+		}
+		if (exe < 0)
+			_exit(125);
+		/* Privileged step: give up root for good before the broker runs.
+		 * setgroups, then gid, then uid; read back, since a half-dropped
+		 * broker must never run. */
+		if (drop) {
+			if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+			    setresuid(uid, uid, uid) < 0 || getuid() != uid || geteuid() != uid ||
+			    getegid() != gid || setuid(0) == 0) {
+				fprintf(stderr, "warden: could not switch the broker to user %s\n", bs->user);
+				_exit(125);
+			}
+		}
+		/* after the uid change, which clears it */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(125);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		syscall(SYS_execveat, exe, "", bs->argv, env, AT_EMPTY_PATH);
+		fprintf(stderr, "warden: cannot run the broker %s: %s; reinstall warden or set "
+		        "WARDEN_BROKER\n", path, strerror(errno));
+		_exit(125);
+	}
+out:
+	for (int i = 1; i < n_fds; i++)
+		closep(&fds[i]);
+	closep(&exe);
+	sv_free_env(env);
+	return pid;
+}
