@@ -37,6 +37,12 @@
 #ifndef SYS_mount_setattr
 #define SYS_mount_setattr 442
 #endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
 
 /* The same structure as the kernel's struct mount_attr (uapi). */
 struct wmount_attr { uint64_t attr_set, attr_clr, propagation, userns_fd; };
@@ -112,6 +118,21 @@ static int bind_from_host(const char *path, bool ro, bool optional, struct werr 
 		return -1;
 	if (mount(src, path, NULL, MS_BIND | MS_REC, NULL) < 0)
 		return werr_set(err, errno, "binding %s", path);
+	return seal_bind(path, ro, err);
+}
+
+/* A tree the parent prepared (an idmapped copy of a writable bind, see
+ * jail/idmap.c): move it into place, then seal it like any bind. */
+static int attach_tree(const char *path, int tree_fd, bool ro, struct werr *err)
+{
+	struct stat st;
+
+	if (fstat(tree_fd, &st) < 0)
+		return werr_set(err, errno, "the prepared mount of %s", path);
+	if (make_mountpoint(path, S_ISDIR(st.st_mode), err) < 0)
+		return -1;
+	if (syscall(SYS_move_mount, tree_fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return werr_set(err, errno, "mounting %s (move_mount)", path);
 	return seal_bind(path, ro, err);
 }
 
@@ -336,10 +357,9 @@ int jail_mounts(const struct jail_spec *spec, const struct wplan *plan, struct w
 
 		switch (m->kind) {
 		case WM_BIND_RO:
-			r = bind_from_host(m->path, true, m->optional, err);
-			break;
 		case WM_BIND_RW:
-			r = bind_from_host(m->path, false, m->optional, err);
+			r = m->tree_fd >= 0 ? attach_tree(m->path, m->tree_fd, m->kind == WM_BIND_RO, err)
+			                    : bind_from_host(m->path, m->kind == WM_BIND_RO, m->optional, err);
 			break;
 		case WM_TMPFS:
 			r = mount_tmpfs(m->path, m->size, strcmp(m->path, "/tmp") ? "0700" : "1777", 0, err);

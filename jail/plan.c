@@ -39,7 +39,7 @@ static int plan_add(struct wplan *plan, size_t *cap, enum wmount_kind kind,
 			return werr_set(err, ENOMEM, "mount plan");
 	}
 	plan->m[plan->n++] = (struct wmount){ .kind = kind, .path = path, .size = size,
-	                                       .optional = optional };
+	                                       .optional = optional, .tree_fd = -1 };
 	return 0;
 }
 
@@ -58,6 +58,9 @@ int jail_plan(const struct jail_spec *spec, struct wplan *plan, struct werr *err
 	memset(plan, 0, sizeof(*plan));
 	plan->uid = getuid();
 	plan->gid = getgid();
+	plan->host_uid = plan->uid;   /* as root, jail_idmap_prepare changes them */
+	plan->host_gid = plan->gid;
+	plan->slot_fd = -1;
 
 	for (i = 0; i < p->read_only.n; i++)
 		if (plan_add(plan, &cap, WM_BIND_RO, p->read_only.v[i], spec, 0,
@@ -108,9 +111,14 @@ void jail_plan_free(struct wplan *plan)
 
 	if (!plan)
 		return;
-	for (i = 0; i < plan->n; i++)
+	for (i = 0; i < plan->n; i++) {
 		free(plan->m[i].path);
+		closep(&plan->m[i].tree_fd);
+		plan->m[i].tree_fd = -1;
+	}
 	free(plan->m);
+	closep(&plan->slot_fd);
+	plan->slot_fd = -1;
 	plan->m = NULL;
 	plan->n = 0;
 }

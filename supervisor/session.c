@@ -112,6 +112,8 @@ static void jail_destroy(struct sv *sv, struct sv_jail *j)
 			;
 	}
 	sv_unwatch(sv, &j->pid_src);
+	closep(&j->slot_fd);    /* reaped above: its host uid is free */
+	j->slot_fd = -1;
 	sv_unwatch(sv, &j->ctl_src);
 	sv_unwatch(sv, &j->out_src);
 	sv_unwatch(sv, &j->err_src);
@@ -555,7 +557,7 @@ static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 	struct sv_jail *j = xcalloc(1, sizeof(*j));
 	scmp_filter_ctx filter = NULL;
 	const struct wfilter_prog *prog;
-	struct jail jail = { .pid = 0, .pidfd = -1, .notify_fd = -1 };
+	struct jail jail = { .pid = 0, .pidfd = -1, .notify_fd = -1, .slot_fd = -1 };
 	int ctl[2] = { -1, -1 }, out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 };
 	char **argv = NULL, cgname[64];
 	int rc = -1;
@@ -567,6 +569,7 @@ static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 	j->pid_src.fd = j->ctl_src.fd = j->out_src.fd = j->err_src.fd = -1;
 	j->notify_src.fd = j->tick_src.fd = -1;
 	j->notify.fd = -1;
+	j->slot_fd = -1;
 	wbuf_init(&j->ctl_out, WPROTO_CODE_MAX + 32);
 
 	argv = wlang_argv(lang);
@@ -600,6 +603,7 @@ static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 	}
 	j->pid = jail.pid;
 	j->landlock = jail.landlock;
+	j->slot_fd = steal_fd(&jail.slot_fd);
 	if (wnotify_init(&j->notify, jail.notify_fd, sv->audit, s->audit_id, err) < 0) {
 		close(jail.notify_fd);
 		jail.notify_fd = -1;
