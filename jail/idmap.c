@@ -314,25 +314,32 @@ int jail_idmap_prepare(struct wplan *plan, const struct jail_spec *spec, struct 
 
 		if (m->kind != WM_BIND_RW && strcmp(m->path, spec->workspace))
 			continue;
-		/* TODO(jailfs): take the parent's O_PATH fd of this bind */
-		fd = open(m->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0) {
-			if (m->optional && (errno == ENOENT || errno == ENOTDIR))
-				continue;
-			return werr_set(err, errno, "the policy binds %s, but it cannot be used", m->path);
-		}
-		if (fstat(fd, &st) < 0) {
-			close(fd);
+		/* the source the plan resolved and holds (jail/plan.c), never
+		 * the path again */
+		fd = m->src_fd;
+		if (fd < 0)
+			continue;   /* optional and missing */
+		if (fstat(fd, &st) < 0)
 			return werr_set(err, errno, "stat %s", m->path);
+		/* as the child does for plain binds (jail/mounts.c): the path must
+		 * still lead to the held object, without a symlink on the way */
+		{
+			struct stat now;
+			int cur = jail_open_nofollow(AT_FDCWD, m->src, err);
+			bool same = cur >= 0 && fstat(cur, &now) == 0 &&
+			            now.st_dev == st.st_dev && now.st_ino == st.st_ino;
+			if (cur >= 0)
+				close(cur);
+			if (!same)
+				return werr_set(err, 0, "%s changed since it was opened (%s); refusing "
+				                "to bind it", m->src, cur < 0 ? "it cannot be reached "
+				                "the same way" : "another file is at its path now");
 		}
 		ns = widmap_userns(st.st_uid, st.st_gid, slot.uid, slot.gid, err);
-		if (ns < 0) {
-			close(fd);
+		if (ns < 0)
 			return -1;
-		}
 		m->tree_fd = widmap_tree(fd, m->path, ns, err);
 		close(ns);
-		close(fd);
 		if (m->tree_fd < 0)
 			return -1;
 	}

@@ -60,12 +60,15 @@ static int add_path(int ruleset, const char *path, uint64_t access, bool optiona
                     struct werr *err)
 {
 	struct landlock_path_beneath_attr pb = { .allowed_access = access };
-	int fd = open(path, O_PATH | O_CLOEXEC);
+	/* like the mounts, never through a link jailed code could have planted */
+	int fd = jail_open_nofollow(AT_FDCWD, path, err);
 
 	if (fd < 0) {
-		if (optional && (errno == ENOENT || errno == ENOTDIR))
+		if (optional && (errno == ENOENT || errno == ENOTDIR)) {
+			werr_clear(err);
 			return 0;
-		return werr_set(err, errno, "landlock: opening %s", path);
+		}
+		return werr_wrap(err, "landlock");
 	}
 	pb.parent_fd = fd;
 	if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0) {

@@ -13,6 +13,7 @@
  * and disappears with it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -36,12 +37,6 @@
 #endif
 #ifndef SYS_mount_setattr
 #define SYS_mount_setattr 442
-#endif
-#ifndef SYS_move_mount
-#define SYS_move_mount 429
-#endif
-#ifndef MOVE_MOUNT_F_EMPTY_PATH
-#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
 #endif
 
 /* The same structure as the kernel's struct mount_attr (uapi). */
@@ -102,38 +97,207 @@ static int make_mountpoint(const char *path, bool dir, struct werr *err)
 	return 0;
 }
 
-static int bind_from_host(const char *path, bool ro, bool optional, struct werr *err)
-{
-	char src[4096];
-	struct stat st;
+/* --- binds and mounts by file descriptor -----------------------------------
+ *
+ * A path is walked once and never again: sources were resolved by the
+ * parent (jail/plan.c) and are held as fds; here each source path is walked
+ * under /oldroot without following any symlink and must lead to the very
+ * object the parent holds (st_dev/st_ino), else the jail refuses to start.
+ * The tree is cloned from that fd (open_tree) and moved onto a target fd
+ * (move_mount) that was itself reached without following any link, so a
+ * link planted by jailed code (a session sharing the workspace) is never
+ * followed on either side. */
 
-	if (snprintf(src, sizeof(src), OLDROOT "%s", path) >= (int)sizeof(src))
+enum target_kind { TGT_DIR, TGT_FILE, TGT_HIDE };
+
+/* Reach path (absolute, in the jail's tree) one component at a time from /,
+ * never following a symlink.  TGT_DIR/TGT_FILE create what is missing (the
+ * last component as a directory or an empty file) and refuse a symlink on
+ * the way; TGT_HIDE creates nothing and returns the first symlink on the
+ * way, which is what must be covered.  Returns an O_PATH fd. */
+static int open_target(const char *path, enum target_kind want, struct werr *err)
+{
+	char buf[PATH_MAX];
+	char *comp, *next;
+	int dir, fd;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
 		return werr_set(err, ENAMETOOLONG, "%s", path);
-	if (stat(src, &st) < 0) {
-		if (optional && (errno == ENOENT || errno == ENOTDIR))
-			return 0;
-		return werr_set(err, errno, "the policy binds %s, but it cannot be used", path);
+	dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return werr_set(err, errno, "opening the jail's root");
+	for (comp = buf; *comp == '/'; comp++)
+		;
+	for (;;) {
+		struct stat st;
+		bool last;
+
+		next = strchr(comp, '/');
+		if (next) {
+			*next++ = '\0';
+			while (*next == '/')
+				next++;
+		}
+		last = !next || !*next;
+		fd = jail_open_nofollow(dir, comp, err);
+		if (fd < 0 && errno == ENOENT && want != TGT_HIDE) {
+			int r, t = -1;
+			if (!last || want == TGT_DIR)
+				r = mkdirat(dir, comp, 0755);
+			else
+				r = (t = openat(dir, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				                O_CLOEXEC, 0644)) < 0 ? -1 : 0;
+			if (t >= 0)
+				close(t);
+			if (r < 0 && errno != EEXIST) {
+				werr_set(err, errno, "creating the mount point %s", path);
+				close(dir);
+				return -1;
+			}
+			fd = jail_open_nofollow(dir, comp, err);
+		}
+		close(dir);
+		if (fd < 0)
+			return -1;
+		if (fstat(fd, &st) < 0) {
+			werr_set(err, errno, "stat %s", path);
+			close(fd);
+			return -1;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			if (want == TGT_HIDE)
+				return fd;   /* covered itself, never followed */
+			close(fd);
+			return werr_set(err, ELOOP, "mounting on %s: '%s' is a symlink; warden does "
+			                "not mount through links jailed code can plant", path, comp);
+		}
+		if (last)
+			return fd;
+		if (!S_ISDIR(st.st_mode)) {
+			close(fd);
+			return werr_set(err, ENOTDIR, "mounting on %s: '%s' is not a directory", path, comp);
+		}
+		dir = fd;
+		comp = next;
 	}
-	if (make_mountpoint(path, S_ISDIR(st.st_mode), err) < 0)
-		return -1;
-	if (mount(src, path, NULL, MS_BIND | MS_REC, NULL) < 0)
-		return werr_set(err, errno, "binding %s", path);
-	return seal_bind(path, ro, err);
 }
 
-/* A tree the parent prepared (an idmapped copy of a writable bind, see
- * jail/idmap.c): move it into place, then seal it like any bind. */
-static int attach_tree(const char *path, int tree_fd, bool ro, struct werr *err)
+/* Seal a detached tree (read-only or not, nosuid, nodev, every submount)
+ * and move it onto target.  Consumes nothing: the caller closes both. */
+static int attach_tree(int tree, int target, bool ro, const char *what, struct werr *err)
+{
+	struct wmount_attr a = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+	                                     (ro ? MOUNT_ATTR_RDONLY : 0) };
+
+	if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0)
+		return werr_set(err, errno, "making %s %s", what, ro ? "read-only" : "nosuid");
+	if (syscall(SYS_move_mount, tree, "", target, "",
+	            MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return werr_set(err, errno, "mounting %s", what);
+	return 0;
+}
+
+/* Clone the tree at src (an fd opened in this namespace) onto path. */
+static int bind_fd(int src, const char *path, bool ro, struct werr *err)
 {
 	struct stat st;
+	int tree, target, r;
 
-	if (fstat(tree_fd, &st) < 0)
-		return werr_set(err, errno, "the prepared mount of %s", path);
-	if (make_mountpoint(path, S_ISDIR(st.st_mode), err) < 0)
+	if (fstat(src, &st) < 0)
+		return werr_set(err, errno, "stat %s", path);
+	tree = (int)syscall(SYS_open_tree, src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+	                    AT_EMPTY_PATH | AT_RECURSIVE);
+	if (tree < 0)
+		return werr_set(err, errno, "cloning the tree of %s (open_tree needs Linux 5.2)", path);
+	target = open_target(path, S_ISDIR(st.st_mode) ? TGT_DIR : TGT_FILE, err);
+	r = target < 0 ? -1 : attach_tree(tree, target, ro, path, err);
+	close(tree);
+	if (target >= 0)
+		close(target);
+	return r;
+}
+
+/* A bind of the plan.  The parent holds m->src_fd; the path under /oldroot
+ * must still lead to that object, without any symlink on the way. */
+static int bind_from_host(const struct wmount *m, struct werr *err)
+{
+	char src[PATH_MAX];
+	struct stat want, got;
+	int fd, target, r;
+
+	if (m->tree_fd >= 0) {   /* prepared by the parent (an idmapped tree) */
+		if (fstat(m->tree_fd, &want) < 0)
+			return werr_set(err, errno, "stat %s", m->path);
+		target = open_target(m->path, S_ISDIR(want.st_mode) ? TGT_DIR : TGT_FILE, err);
+		if (target < 0)
+			return -1;
+		r = attach_tree(m->tree_fd, target, m->kind == WM_BIND_RO, m->path, err);
+		close(target);
+		return r;
+	}
+	if (m->src_fd < 0)
+		return 0;   /* optional and missing when the plan was made */
+	if (snprintf(src, sizeof(src), OLDROOT "%s", m->src) >= (int)sizeof(src))
+		return werr_set(err, ENAMETOOLONG, "%s", m->src);
+	if (fstat(m->src_fd, &want) < 0)
+		return werr_set(err, errno, "stat %s", m->src);
+	fd = jail_open_nofollow(AT_FDCWD, src, err);
+	if (fd < 0)
+		return werr_set(err, errno, "%s changed since it was opened (%s); refusing to "
+		                "bind it", m->src, errno == ELOOP ? "a symlink is in its path now" :
+		                "it cannot be reached the same way");
+	if (fstat(fd, &got) < 0 || got.st_dev != want.st_dev || got.st_ino != want.st_ino) {
+		close(fd);
+		return werr_set(err, 0, "%s changed since it was opened (another file is at "
+		                "its path now); refusing to bind it", m->src);
+	}
+	r = bind_fd(fd, m->path, m->kind == WM_BIND_RO, err);
+	close(fd);
+	return r;
+}
+
+/* A new tmpfs (fsopen/fsmount), moved onto target. */
+static int tmpfs_at(int target, const char *path, uint64_t size, const char *mode, bool ro,
+                    struct werr *err)
+{
+	char sz[32];
+	int fs, mnt, r = -1;
+
+	snprintf(sz, sizeof(sz), "%llu", (unsigned long long)size);
+	fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return werr_set(err, errno, "creating a tmpfs for %s (fsopen needs Linux 5.2)", path);
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", sz, 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		werr_set(err, errno, "configuring a size=%s,mode=%s tmpfs for %s", sz, mode, path);
+		close(fs);
 		return -1;
-	if (syscall(SYS_move_mount, tree_fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-		return werr_set(err, errno, "mounting %s (move_mount)", path);
-	return seal_bind(path, ro, err);
+	}
+	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+	                   (ro ? MOUNT_ATTR_RDONLY : 0));
+	close(fs);
+	if (mnt < 0)
+		return werr_set(err, errno, "mounting a tmpfs for %s", path);
+	if (syscall(SYS_move_mount, mnt, "", target, "",
+	            MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		werr_set(err, errno, "mounting a tmpfs on %s", path);
+	else
+		r = 0;
+	close(mnt);
+	return r;
+}
+
+static int plan_tmpfs(const struct wmount *m, struct werr *err)
+{
+	int target = open_target(m->path, TGT_DIR, err);
+	int r;
+
+	if (target < 0)
+		return -1;
+	r = tmpfs_at(target, m->path, m->size, strcmp(m->path, "/tmp") ? "0700" : "1777", false, err);
+	close(target);
+	return r;
 }
 
 static int mount_tmpfs(const char *path, uint64_t size, const char *mode,
@@ -150,18 +314,40 @@ static int mount_tmpfs(const char *path, uint64_t size, const char *mode,
 }
 
 /* Hide a path: /dev/null (read-only) over a file, an empty read-only tmpfs
- * over a directory.  Missing paths need no hiding. */
+ * over a directory.  The path is reached without following links; a
+ * symlink on the way (planted in a shared workspace) is itself covered with
+ * /dev/null, so it neither leads anywhere nor breaks the jail.  Missing
+ * paths need no hiding. */
 static int hide_path(const char *path, struct werr *err)
 {
 	struct stat st;
+	int target = open_target(path, TGT_HIDE, err);
+	int r, tree;
 
-	if (lstat(path, &st) < 0)
-		return (errno == ENOENT || errno == ENOTDIR) ? 0 : werr_set(err, errno, "hiding %s", path);
-	if (S_ISDIR(st.st_mode))
-		return mount_tmpfs(path, 4096, "0555", MS_RDONLY, err);
-	if (mount("/dev/null", path, NULL, MS_BIND, NULL) < 0)
+	if (target < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			return werr_wrap(err, "hiding %s", path);
+		werr_clear(err);
+		return 0;
+	}
+	if (fstat(target, &st) < 0) {
+		close(target);
 		return werr_set(err, errno, "hiding %s", path);
-	return seal_bind(path, true, err);
+	}
+	if (S_ISDIR(st.st_mode)) {
+		r = tmpfs_at(target, path, 4096, "0555", true, err);
+		close(target);
+		return r;
+	}
+	tree = (int)syscall(SYS_open_tree, AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0) {
+		close(target);
+		return werr_set(err, errno, "hiding %s", path);
+	}
+	r = attach_tree(tree, target, true, path, err);
+	close(tree);
+	close(target);
+	return r;
 }
 
 /* Top-level entries that are symlinks on merged-/usr systems (/bin -> usr/bin).
@@ -186,7 +372,11 @@ static int link_toplevel(struct werr *err)
 			if (symlink(target, dst) < 0 && errno != EEXIST)
 				return werr_set(err, errno, "creating link %s", dst);
 		} else if (S_ISDIR(st.st_mode)) {
-			if (bind_from_host(dst, true, true, err) < 0)
+			int fd = jail_open_nofollow(AT_FDCWD, src, err);
+			int r = fd < 0 ? -1 : bind_fd(fd, dst, true, err);
+			if (fd >= 0)
+				close(fd);
+			if (r < 0)
 				return -1;
 		}
 	}
@@ -286,9 +476,13 @@ static int build_proc(struct werr *err)
 		"/proc/vmallocinfo", "/proc/slabinfo", "/proc/pagetypeinfo",
 		"/proc/zoneinfo", "/proc/buddyinfo", "/proc/iomem", "/proc/ioports",
 		"/proc/modules", "/proc/lockdep", "/proc/lockdep_stats",
+		/* the host's boot line (and what its init was given), and an id
+		 * that names this boot of the host across jails */
+		"/proc/cmdline", "/proc/sys/kernel/random/boot_id",
 	};
 	static const char *const mask_dirs[] = {
 		"/proc/acpi", "/proc/scsi", "/proc/asound", "/proc/driver", "/proc/tty",
+		"/proc/pressure",   /* the host's load (PSI), a side channel on its activity */
 	};
 	static const char *const ro_dirs[] = {
 		"/proc/sys", "/proc/irq", "/proc/bus", "/proc/fs",
@@ -358,11 +552,10 @@ int jail_mounts(const struct jail_spec *spec, const struct wplan *plan, struct w
 		switch (m->kind) {
 		case WM_BIND_RO:
 		case WM_BIND_RW:
-			r = m->tree_fd >= 0 ? attach_tree(m->path, m->tree_fd, m->kind == WM_BIND_RO, err)
-			                    : bind_from_host(m->path, m->kind == WM_BIND_RO, m->optional, err);
+			r = bind_from_host(m, err);
 			break;
 		case WM_TMPFS:
-			r = mount_tmpfs(m->path, m->size, strcmp(m->path, "/tmp") ? "0700" : "1777", 0, err);
+			r = plan_tmpfs(m, err);
 			break;
 		case WM_HIDE:
 			continue; /* after /dev exists: hides use /dev/null */

@@ -2,7 +2,13 @@
  * the policy (variables expanded, duplicates merged, parents before children)
  * so the child only executes a list. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/openat2.h>
 
 #include "jail_impl.h"
 #include "warden/util.h"
@@ -39,8 +45,95 @@ static int plan_add(struct wplan *plan, size_t *cap, enum wmount_kind kind,
 			return werr_set(err, ENOMEM, "mount plan");
 	}
 	plan->m[plan->n++] = (struct wmount){ .kind = kind, .path = path, .size = size,
-	                                       .optional = optional, .tree_fd = -1 };
+	                                       .optional = optional, .src_fd = -1,
+	                                       .tree_fd = -1 };
 	return 0;
+}
+
+/* Open path (absolute) as O_PATH without following a symlink in any
+ * component, the final one included. */
+int jail_open_nofollow(int dirfd, const char *path, struct werr *err)
+{
+	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+	                        .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+
+	if (fd < 0 && errno == ENOSYS)
+		return werr_set(err, errno, "opening %s: openat2 is missing (warden needs "
+		                "Linux 5.12 or later)", path);
+	if (fd < 0)
+		return werr_set(err, errno, "opening %s without following symlinks", path);
+	return (int)fd;
+}
+
+/* below: path is base or under it */
+static bool at_or_below(const char *path, const char *base)
+{
+	size_t n = strlen(base);
+	return !strncmp(path, base, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Resolve a bind's source once, here in the parent, and hold it as an fd
+ * (docs/design.md, "Building the root").  The child binds the object this
+ * fd names, after checking that the path it walks (without following any
+ * link) still leads to it.
+ *   - the workspace: the fd its opener has held since it was resolved;
+ *   - a path at or below a writable bind (the workspace, a read_write
+ *     path): jailed code may have planted links there, so none is followed;
+ *   - any other path (/usr, /etc/ssl, ...): trusted host paths, whose links
+ *     (/etc/localtime -> /usr/share/zoneinfo/...) are resolved here, once,
+ *     into the canonical path the child walks. */
+static int plan_source(const struct jail_spec *spec, const struct wplan *plan,
+                       struct wmount *m, struct werr *err)
+{
+	char canon[PATH_MAX];
+	bool below_writable = false;
+	struct stat st;
+	size_t i;
+
+	if (!strcmp(m->path, spec->workspace)) {
+		m->src = xstrdup(m->path);
+		m->src_fd = spec->workspace_fd >= 0 ? fcntl(spec->workspace_fd, F_DUPFD_CLOEXEC, 3)
+		                                   : jail_open_nofollow(AT_FDCWD, m->src, err);
+		if (m->src_fd < 0)
+			return spec->workspace_fd >= 0 ? werr_set(err, errno, "holding the workspace") :
+			       (werr_wrap(err, "workspace"), -1);
+		if (fstat(m->src_fd, &st) < 0 || !S_ISDIR(st.st_mode))
+			return werr_set(err, ENOTDIR, "workspace %s", m->src);
+		return 0;
+	}
+	below_writable = at_or_below(m->path, spec->workspace);
+	for (i = 0; i < plan->n; i++)
+		if (plan->m[i].kind == WM_BIND_RW && &plan->m[i] != m &&
+		    at_or_below(m->path, plan->m[i].path))
+			below_writable = true;
+	if (below_writable) {
+		m->src = xstrdup(m->path);
+	} else if (!realpath(m->path, canon)) {
+		if (m->optional && (errno == ENOENT || errno == ENOTDIR))
+			return 0;
+		return werr_set(err, errno, "the policy %s binds %s, but it cannot be used",
+		                spec->pol->name, m->path);
+	} else {
+		m->src = xstrdup(canon);
+	}
+	m->src_fd = jail_open_nofollow(AT_FDCWD, m->src, err);
+	if (m->src_fd >= 0 && fstat(m->src_fd, &st) == 0 && S_ISLNK(st.st_mode))
+		return werr_set(err, ELOOP, "the policy %s binds %s, which is a symlink below a "
+		                "writable place; warden does not follow links jailed code can plant",
+		                spec->pol->name, m->path);
+	if (m->src_fd >= 0)
+		return 0;
+	if (m->optional && (errno == ENOENT || errno == ENOTDIR)) {
+		werr_clear(err);
+		return 0;
+	}
+	if (errno == ELOOP)
+		return werr_set(err, ELOOP, "policy %s binds %s, which holds a symlink below a "
+		                "writable place; warden does not follow links jailed code can plant",
+		                spec->pol->name, m->path);
+	werr_wrap(err, "policy %s binds %s", spec->pol->name, m->path);
+	return -1;
 }
 
 static int cmp_mount(const void *a, const void *b)
@@ -83,6 +176,9 @@ int jail_plan(const struct jail_spec *spec, struct wplan *plan, struct werr *err
 	for (i = 0; i < p->hide.n; i++)
 		if (plan_add(plan, &cap, WM_HIDE, p->hide.v[i], spec, 0, true, err) < 0)
 			goto fail;
+	for (char *const *h = spec->hide_extra; h && *h; h++)
+		if (plan_add(plan, &cap, WM_HIDE, *h, spec, 0, true, err) < 0)
+			goto fail;
 
 	for (i = 0; i < plan->n; i++) {
 		const char *q = plan->m[i].path;
@@ -99,6 +195,10 @@ int jail_plan(const struct jail_spec *spec, struct wplan *plan, struct werr *err
 			       jail_plan_free(plan), -1;
 	}
 	qsort(plan->m, plan->n, sizeof(*plan->m), cmp_mount);
+	for (i = 0; i < plan->n; i++)
+		if ((plan->m[i].kind == WM_BIND_RO || plan->m[i].kind == WM_BIND_RW) &&
+		    plan_source(spec, plan, &plan->m[i], err) < 0)
+			goto fail;
 	return 0;
 fail:
 	jail_plan_free(plan);
@@ -113,8 +213,12 @@ void jail_plan_free(struct wplan *plan)
 		return;
 	for (i = 0; i < plan->n; i++) {
 		free(plan->m[i].path);
-		closep(&plan->m[i].tree_fd);
-		plan->m[i].tree_fd = -1;
+		free(plan->m[i].src);
+		if (plan->m[i].src_fd >= 0)
+			close(plan->m[i].src_fd);
+		if (plan->m[i].tree_fd >= 0)
+			close(plan->m[i].tree_fd);
+		plan->m[i].src_fd = plan->m[i].tree_fd = -1;
 	}
 	free(plan->m);
 	closep(&plan->slot_fd);

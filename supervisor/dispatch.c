@@ -5,6 +5,7 @@
  * answers with the minimum.  Requests that are merely wrong (an unknown
  * session, a profile the user did not allow) are answered with ERROR. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -58,6 +59,57 @@ static bool under(const char *path, const char *root)
 	return !strncmp(path, root, n) && (path[n] == '\0' || path[n] == '/' || !strcmp(root, "/"));
 }
 
+/* The profile's hides hold at every workspace the broker may open: for the
+ * workspace ws under an allowed root R, each hide pattern is evaluated at R
+ * and at every directory between R and ws.  A workspace at or below a
+ * hidden path (R/.ssh, R/a/.aws/x) is refused; a hidden path that lands
+ * inside ws is added to its session's hides (extra).  -1 with msg set when
+ * refused. */
+static int check_hides(struct sv *sv, const struct wpolicy *pol, const char *ws,
+                       struct wstrv *extra, char *msg, size_t msglen)
+{
+	char d[PATH_MAX];
+
+	for (size_t r = 0; r < sv->n_roots; r++) {
+		if (!under(ws, sv->roots[r]))
+			continue;
+		snprintf(d, sizeof(d), "%s", sv->roots[r]);
+		for (;;) {
+			size_t dl = strlen(d);
+			const char *next;
+
+			for (size_t i = 0; i < pol->hide.n; i++) {
+				_cleanup_free_ char *h = NULL;
+				struct werr err = { 0 };
+				size_t hl;
+
+				if (policy_expand(pol->hide.v[i], d, sv_caller_home(), &h, &err) < 0)
+					continue;   /* the same expansion fails in the jail's plan */
+				for (hl = strlen(h); hl > 1 && h[hl - 1] == '/'; hl--)
+					h[hl - 1] = '\0';
+				if (under(ws, h)) {
+					snprintf(msg, msglen, "workspace %s is hidden by the profile %s "
+					         "(\"%s\" at %s hides %s); open a workspace that is not "
+					         "at or below a hidden path", ws, pol->name,
+					         pol->hide.v[i], d, h);
+					return -1;
+				}
+				if (strcmp(d, ws) && under(h, ws) && strcmp(h, ws))
+					wstrv_push(extra, h);
+			}
+			if (!strcmp(d, ws))
+				break;
+			/* one component further towards ws */
+			next = strchr(ws + (dl == 1 ? 1 : dl + 1), '/');
+			if (next)
+				snprintf(d, sizeof(d), "%.*s", (int)(next - ws), ws);
+			else
+				snprintf(d, sizeof(d), "%s", ws);
+		}
+	}
+	return 0;
+}
+
 static int h_open(struct sv *sv, const struct wmsg *m)
 {
 	const struct wpolicy *pol = NULL;
@@ -101,9 +153,21 @@ static int h_open(struct sv *sv, const struct wmsg *m)
 		reply_error(sv, m->req, 0, 0, msg);
 		return 0;
 	}
-	if (sess_open(sv, pol, ws, m->flags & WOPEN_ONESHOT, &s, &err) < 0) {
-		reply_error(sv, m->req, 0, 0, err.msg);
-		return 0;
+	{
+		struct wstrv extra = { 0 };
+		int rc;
+
+		if (check_hides(sv, pol, ws, &extra, msg, sizeof(msg)) < 0) {
+			wstrv_free(&extra);
+			reply_error(sv, m->req, 0, 0, msg);
+			return 0;
+		}
+		rc = sess_open(sv, pol, ws, &extra, m->flags & WOPEN_ONESHOT, &s, &err);
+		wstrv_free(&extra);
+		if (rc < 0) {
+			reply_error(sv, m->req, 0, 0, err.msg);
+			return 0;
+		}
 	}
 	{
 		_cleanup_free_ char *pj = policy_to_json(pol);

@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 
 #include "sv.h"
 #include "warden/util.h"
@@ -120,6 +122,17 @@ int sv_resolve_workspace(const char *in, char out[PATH_MAX], struct werr *err)
 	if (!strcmp(out, "/"))
 		return werr_set(err, 0, "the workspace cannot be /; pass --workspace DIR with a project directory");
 	return 0;
+}
+
+int sv_open_workspace(const char *ws, struct werr *err)
+{
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+	                        .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	long fd = syscall(SYS_openat2, AT_FDCWD, ws, &how, sizeof(how));
+
+	if (fd < 0)
+		return werr_set(err, errno, "workspace %s changed while it was being opened", ws);
+	return (int)fd;
 }
 
 void sv_sha256_hex(const void *data, size_t len, char out[65])

@@ -425,7 +425,8 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 
 	{
 		struct jail_spec spec = {
-			.pol = pol, .workspace = ws, .home = home, .argv = o->argv, .envp = env,
+			.pol = pol, .workspace = ws, .workspace_fd = -1, .home = home,
+			.argv = o->argv, .envp = env,
 			.stdin_fd = o->no_stdin ? -1 : in_p[0], .stdout_fd = out_p[1],
 			.stderr_fd = err_p[1], .keep_fd = -1, .hostname = "warden",
 			.filter = filter, .prog = prog, .cg = cg, .new_session = true,

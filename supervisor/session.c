@@ -55,8 +55,9 @@ static json_object *audit_rec(const struct sv_sess *s)
 	return rec;
 }
 
-int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws, bool oneshot,
-              struct sv_sess **out, struct werr *err)
+int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws,
+              const struct wstrv *hide_extra, bool oneshot, struct sv_sess **out,
+              struct werr *err)
 {
 	struct sv_sess *s = xcalloc(1, sizeof(*s));
 	json_object *rec;
@@ -65,8 +66,19 @@ int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws, bool one
 	s->pol = pol;
 	s->oneshot = oneshot;
 	snprintf(s->ws, sizeof(s->ws), "%s", ws);
+	/* The workspace is held from now on: every jail of the session binds
+	 * this directory, whatever its path leads to later (jail/plan.c). */
+	s->ws_fd = sv_open_workspace(s->ws, err);
+	if (s->ws_fd < 0) {
+		free(s);
+		return -1;
+	}
+	for (size_t i = 0; hide_extra && i < hide_extra->n; i++)
+		wstrv_push(&s->hide_extra, hide_extra->v[i]);
 	s->env = sv_build_env(pol, NULL, 0, s->ws, sv_caller_home(), err);
 	if (!s->env) {
+		close(s->ws_fd);
+		wstrv_free(&s->hide_extra);
 		free(s);
 		return -1;
 	}
@@ -591,7 +603,8 @@ static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 	}
 	{
 		struct jail_spec spec = {
-			.pol = s->pol, .workspace = s->ws, .home = sv_caller_home(), .argv = argv,
+			.pol = s->pol, .workspace = s->ws, .workspace_fd = s->ws_fd,
+			.hide_extra = s->hide_extra.v, .home = sv_caller_home(), .argv = argv,
 			.envp = s->env, .stdin_fd = -1, .stdout_fd = out_p[1], .stderr_fd = err_p[1],
 			.keep_fd = ctl[1], .hostname = "warden", .filter = filter, .prog = prog,
 			.cg = j->cg, .new_session = true,
@@ -768,6 +781,8 @@ void sess_close(struct sv *sv, struct sv_sess *s, const char *why)
 	json_object_object_add(rec, "why", json_object_new_string(why));
 	waudit_emit(sv->audit, "session_close", rec);
 	sv_free_env(s->env);
+	close(s->ws_fd);
+	wstrv_free(&s->hide_extra);
 	free(s);
 }
 

@@ -62,6 +62,9 @@ struct sv_sess {
 	char audit_id[16];
 	const struct wpolicy *pol;
 	char ws[PATH_MAX];
+	int ws_fd;                      /* O_PATH of ws, held from OPEN on */
+	struct wstrv hide_extra;        /* the roots' hides inside ws (dispatch.c);
+	                                 * v is NULL-terminated (or NULL) */
 	char **env;
 	bool oneshot, lost_idle;
 	struct sv_jail *jails[16];      /* by index in wlangs[] */
@@ -107,8 +110,9 @@ int sv_dispatch(struct sv *sv, const struct wmsg *m);
 
 /* session.c */
 struct sv_sess *sess_find(struct sv *sv, uint32_t id);
-int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws, bool oneshot,
-              struct sv_sess **out, struct werr *err);
+int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws,
+              const struct wstrv *hide_extra, bool oneshot, struct sv_sess **out,
+              struct werr *err);
 /* Start a block; problems with the block itself are answered as its RESULT
  * (reason "error"), so -1 means only "not even that" (busy, unknown). */
 int sess_run(struct sv *sv, struct sv_sess *s, uint32_t block, const char *language,

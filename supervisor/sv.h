@@ -22,6 +22,9 @@ void sv_free_env(char **env);
 void sv_new_session_id(char *buf, size_t len);
 /* realpath, must be a directory, never "/" itself. */
 int sv_resolve_workspace(const char *in, char out[PATH_MAX], struct werr *err);
+/* O_PATH|O_DIRECTORY of a resolved workspace, opened without following any
+ * symlink (it has none after realpath; one that appears since is refused). */
+int sv_open_workspace(const char *ws, struct werr *err);
 /* Lowercase hex SHA-256 of data (libcrypto) into out[65]. */
 void sv_sha256_hex(const void *data, size_t len, char out[65]);
 

@@ -18,16 +18,27 @@
 enum wmount_kind { WM_BIND_RO, WM_BIND_RW, WM_TMPFS, WM_HIDE };
 struct wmount {
 	enum wmount_kind kind;
-	char *path;          /* absolute, same inside and outside */
+	char *path;          /* absolute: the target inside the jail (the policy's path) */
 	uint64_t size;       /* tmpfs only */
 	bool optional;       /* missing source is skipped, not an error */
-	int tree_fd;         /* a detached mount prepared by the parent, -1 when none,
-	                        that the child move_mounts instead of cloning */
+	/* binds only: the source, resolved once by the parent (jail/plan.c) */
+	char *src;           /* canonical host path, no symlink in it */
+	int src_fd;          /* O_PATH of src opened without following any link,
+	                      * held across clone; -1 when missing (optional) */
+	int tree_fd;         /* a detached mount the parent prepared (open_tree),
+	                      * moved into place instead of cloning src; -1 */
 };
 
 struct jail_spec {
 	const struct wpolicy *pol;
-	const char *workspace;       /* absolute, resolved */
+	const char *workspace;       /* absolute, resolved (realpath: no symlinks) */
+	int workspace_fd;            /* O_PATH of the workspace, opened when it was
+	                              * resolved and held since; the jail binds this
+	                              * object, never whatever the path holds now.
+	                              * -1: jail_plan opens the path itself */
+	char *const *hide_extra;     /* more absolute paths to hide, NULL-terminated,
+	                              * or NULL (the root's hides inside a session's
+	                              * workspace, supervisor/dispatch.c) */
 	const char *home;            /* HOME inside the jail */
 	char *const *argv;           /* argv[0] is looked up on the jail's PATH */
 	char *const *envp;           /* already filtered by the policy */

@@ -13,10 +13,12 @@ setup() {
 		> "$CFG/warden/profiles/short.json"
 	printf '%s\n' '{"name":"flood","extends":"workspace","limits":{"output":"64K"}}' \
 		> "$CFG/warden/profiles/flood.json"
+	printf '%s\n' '{"name":"deephide","extends":"workspace","filesystem":{"hide":["$WORKSPACE/.ssh","$WORKSPACE/proj/secret"]}}' \
+		> "$CFG/warden/profiles/deephide.json"
 	BROKER="$(dirname "$WARDEN")/warden-broker"
 }
 teardown() {
-	rm -rf "$CFG"
+	rm -rf "$CFG" "$WS.host"
 	common_teardown
 }
 
@@ -98,4 +100,24 @@ serve_client() {
 	run "$BROKER" frobnicate
 	[ "$status" -eq 125 ]
 	[[ "$output" == *"unknown mode"* ]]
+}
+
+@test "serve: a workspace swapped for a symlink after it was opened is never followed (G22a)" {
+	serve_client ws_swap
+	[ ! -e "$WS.host/escaped" ]
+	rm -rf "$WS.host"
+}
+
+@test "serve: a hide path another session turned into a symlink is hidden, not followed (G22b)" {
+	serve_client hide_swap
+	[ "$(ls -A "$WS.host")" = canary ]
+	rm -rf "$WS.host"
+}
+
+@test "serve: a workspace at or below a hidden path is refused; the session goes on (G22c)" {
+	serve_client hidden_ws
+}
+
+@test "serve: the root's hides that land inside a workspace below it are hidden there (G22c)" {
+	serve_client deep_hide --allow-profile deephide
 }

@@ -463,6 +463,108 @@ def sc_broker_death(s, args):
     print("# cgroups checked: %d" % len(cgroups))
 
 
+def host_dir(ws):
+    """A host directory outside the workspace with a canary in it (made by
+    the test, so a jail that reaches it is judged from the host)."""
+    d = ws + ".host"
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "canary"), "w") as f:
+        f.write("host-canary-7f3a\n")
+    return d
+
+
+def open_error(s, **kw):
+    rid = s.send(dict(op="open", **kw))
+    ev = s.wait_id(rid)
+    check(ev.get("event") == "error", "open %s was not refused: %s" % (kw, ev))
+    return ev.get("message", "")
+
+
+def sc_ws_swap(s, args):
+    """Finding 1: session B's workspace is swapped for a symlink to the
+    host's root after B opened it; B's next jail must not follow it."""
+    ws = args["workspace"]
+    hd = host_dir(ws)
+    a = s.open()
+    ok_result(s.run(a, "shell", "mkdir sub")[2], "mkdir sub")
+    b = s.open(workspace=os.path.join(ws, "sub"))
+    # in A's jail, /oldroot does not exist; in a jail being built, it is the host
+    ok_result(s.run(a, "shell", "rmdir sub && ln -s /oldroot sub")[2], "swap")
+    code = ("cat %s/canary; touch %s/escaped; ls -a %s | head -3" %
+            ((os.path.join(ws, "sub") + hd,) * 2 + (os.path.join(ws, "sub"),)))
+    out, err, res, _ = s.run(b, "shell", code)
+    check(not os.path.exists(os.path.join(hd, "escaped")),
+          "the jail wrote into the host's %s through the swapped workspace" % hd)
+    check("host-canary" not in out, "the jail read the host's canary: %r" % out)
+    check(res.get("event") == "result" and res.get("reason") == "error" and
+          "changed since it was opened" in res.get("message", ""),
+          "the swapped workspace was not refused clearly: %s (out %r err %r)" % (res, out, err))
+    # the same with a link to / (the jail's own root while it is built)
+    ok_result(s.run(a, "shell", "rm sub && ln -s / sub")[2], "swap to /")
+    out, err, res, _ = s.run(b, "python", "print(open(%r).read())" % (ws + "/sub/oldroot" + hd + "/canary"))
+    check("host-canary" not in out, "the jail read the host's canary: %r" % out)
+    check(res.get("reason") == "error", "a workspace swapped for / was used: %s" % res)
+    # A is unharmed
+    out, err, res, _ = s.run(a, "python", "print('a fine')")
+    check(out == "a fine\n", "session A after the swap: %r %r" % (out, err))
+
+
+def sc_hide_swap(s, args):
+    """Finding 1, mount targets: another session turns a hidden path of the
+    shared workspace into a symlink to the host; new jails mount over the
+    link itself, never over what it points to, and still start."""
+    ws = args["workspace"]
+    hd = host_dir(ws)
+    a = s.open()
+    ok_result(s.run(a, "shell", "ln -s /oldroot%s .ssh && ln -s /oldroot%s/canary .env"
+                    % (hd, hd))[2], "plant links")
+    b = s.open()
+    out, err, res, _ = s.run(b, "shell", "cat .ssh/canary .env; readlink .ssh .env; "
+                             "touch .ssh/new; echo started")
+    check(res.get("event") == "result", "b: %s" % res)
+    check("started" in out, "a jail with a symlink at a hide path did not start: %s %r" % (res, err))
+    check("host-canary" not in out and "oldroot" not in out,
+          "the hidden links are visible: %r" % out)
+    check(sorted(os.listdir(hd)) == ["canary"], "the host dir changed: %s" % os.listdir(hd))
+    with open(os.path.join(hd, "canary")) as f:
+        check(f.read() == "host-canary-7f3a\n", "the host's canary was changed")
+    check(os.readlink(os.path.join(ws, ".ssh")) == "/oldroot" + hd, "the link itself changed")
+
+
+def sc_hidden_ws(s, args):
+    """Finding 3: a workspace at or below a hidden path of a directory
+    between the allowed root and it is refused; the session goes on."""
+    ws = args["workspace"]
+    for d in (".ssh/sub", ".aws", "proj/.gnupg/x", "proj/.env"):
+        os.makedirs(os.path.join(ws, d), exist_ok=True)
+    for rel in (".ssh", ".ssh/sub", ".aws", "proj/.gnupg", "proj/.gnupg/x", "proj/.env"):
+        msg = open_error(s, workspace=os.path.join(ws, rel))
+        check("hidden" in msg, "refusal of %s does not say why: %s" % (rel, msg))
+    # what is not hidden still opens, and runs
+    sid = s.open(workspace=os.path.join(ws, "proj"))
+    out, err, res, _ = s.run(sid, "shell", "ls -A .gnupg .env; echo ok")
+    ok_result(res, "proj")
+    check(out == ".env:\n\n.gnupg:\nok\n", "a hidden directory is not empty: %r" % out)
+
+
+def sc_deep_hide(s, args):
+    """Finding 3: a hide pattern of the root that lands inside a workspace
+    below it ($WORKSPACE/proj/secret, workspace ROOT/proj) is hidden there."""
+    ws = args["workspace"]
+    os.makedirs(os.path.join(ws, "proj", "secret"), exist_ok=True)
+    with open(os.path.join(ws, "proj", "secret", "key"), "w") as f:
+        f.write("deep-canary-51c2\n")
+    sid = s.open(profile="deephide", workspace=os.path.join(ws, "proj"))
+    out, err, res, _ = s.run(sid, "shell", "cat secret/key; ls -A secret; echo done")
+    check(res.get("event") == "result", "deep hide: %s" % res)
+    check("deep-canary" not in out and out.endswith("done\n"),
+          "the root's hidden path is readable in a workspace below it: %r" % out)
+    # at the root itself it is hidden as before
+    sid = s.open(profile="deephide")
+    out, err, res, _ = s.run(sid, "shell", "cat proj/secret/key; echo done")
+    check("deep-canary" not in out and out.endswith("done\n"), "at the root: %r" % out)
+
+
 SCENARIOS = {name[3:]: fn for name, fn in globals().items() if name.startswith("sc_")}
 
 

@@ -12,7 +12,7 @@ setup() { common_setup; }
 
 teardown() {
 	if [ -n "${HOST_PID:-}" ]; then kill "$HOST_PID" 2>/dev/null || true; fi
-	rm -f "$WS.json" "$WS.canary" "$WS.policy.json"
+	rm -rf "$WS.json" "$WS.canary" "$WS.policy.json" "$WS.host"
 	common_teardown
 }
 
@@ -211,6 +211,38 @@ s.bind("\0" + sys.argv[1]); s.listen(16); time.sleep(60)' "$name" &
 	jprobe -- path_escape "$WS.canary" canary-link "$HOME/.ssh/id_rsa" "$HOME/.bash_history"
 	blocked path_escape
 	grep -qx warden-canary "$WS.canary"
+}
+
+@test "security: a hide path that is a symlink to a host directory is hidden; later jails start (G22d)" {
+	mkdir "$WS.host"
+	echo warden-canary > "$WS.host/canary"
+	ln -s "$WS.host" "$WS/.ssh"
+	ln -s /usr "$WS/.aws"
+	ln -s "$WS.host/canary" "$WS/.env"
+	for i in 1 2; do
+		wrun -- sh -c 'cat .ssh/canary .env; readlink .ssh .aws .env; ls .aws; echo "started $0"' "$i"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"started $i"* ]]
+		[[ "$output" != *warden-canary* ]]
+		[[ "$output" != *"$WS.host"* ]]
+		[[ "$output" != *bin* ]]
+	done
+	[ "$(readlink "$WS/.ssh")" = "$WS.host" ]
+	[ "$(cat "$WS.host/canary")" = warden-canary ]
+	rm -rf "$WS.host"
+}
+
+@test "security: /proc/cmdline, boot_id and /proc/pressure are masked (G22e)" {
+	[ -d /proc/pressure ] || skip_unless_works "this kernel has no /proc/pressure (PSI) to compare"
+	wrun -- sh -c 'cat /proc/cmdline; cat /proc/sys/kernel/random/boot_id; ls /proc/pressure | sed "s/^/psi:/"; echo end'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *end* ]]
+	[ -s /proc/cmdline ]
+	[[ "$output" != *"$(cat /proc/cmdline)"* ]]
+	[[ "$output" != *"$(cat /proc/sys/kernel/random/boot_id)"* ]]
+	[[ "$output" != *psi:* ]]
 }
 
 @test "security: /sys is absent or read-only (sysfs)" {
