@@ -2,9 +2,12 @@
  * order (jail_child), in the fixed order of docs/design.md:
  *
  *   parent                               child
+ *   as root: a host uid slot, idmapped
+ *   trees of the writable binds (idmap.c)
  *   clone3(NEWUSER|NEWNS|NEWPID|NEWNET|
  *          NEWIPC|NEWUTS, pidfd,          PDEATHSIG=SIGKILL; wait for "go"
- *          [INTO_CGROUP])
+ *          [INTO_CGROUP]); as root from a
+ *          helper with the slot's ids only
  *   uid_map/gid_map, attach cgroups
  *   send "go"                       -->  0  new cgroup namespace (rooted at the
  *                                          jail's cgroup), new session
@@ -304,20 +307,22 @@ static int write_id_maps(pid_t pid, const struct wplan *plan, struct werr *err)
 {
 	char path[64], line[64];
 
-	/* The caller maps to itself: the jail's uid/gid are the caller's, so
-	 * files it writes in the workspace belong to the caller.  An
-	 * unprivileged caller must deny setgroups before writing gid_map. */
+	/* An unprivileged caller maps to itself: the jail's uid/gid are the
+	 * caller's, so files it writes in the workspace belong to the caller;
+	 * it must deny setgroups before writing gid_map.  As root the jail is
+	 * uid/gid 0 inside and the slot's ids on the host (never host 0); its
+	 * writable binds are idmapped to their owners (jail/idmap.c). */
 	if (plan->uid != 0) {
 		snprintf(path, sizeof(path), "/proc/%d/setgroups", pid);
 		if (write_file_str(path, "deny", err) < 0)
 			return -1;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
-	snprintf(line, sizeof(line), "%u %u 1\n", plan->uid, plan->uid);
+	snprintf(line, sizeof(line), "%u %u 1\n", plan->uid, plan->host_uid);
 	if (write_file_str(path, line, err) < 0)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
-	snprintf(line, sizeof(line), "%u %u 1\n", plan->gid, plan->gid);
+	snprintf(line, sizeof(line), "%u %u 1\n", plan->gid, plan->host_gid);
 	return write_file_str(path, line, err);
 }
 
@@ -380,9 +385,16 @@ int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err)
 	long pid;
 
 	memset(out, 0, sizeof(*out));
-	out->pidfd = out->notify_fd = out->sync_fd = -1;
+	out->pidfd = out->notify_fd = out->sync_fd = out->slot_fd = -1;
 	if (jail_plan(spec, &plan, err) < 0)
 		return -1;
+	/* As root: never host uid 0 (docs/design.md "Ids") */
+	if (plan.uid == 0 && jail_idmap_prepare(&plan, spec, err) < 0) {
+		jail_plan_free(&plan);
+		return -1;
+	}
+	out->host_uid = plan.host_uid;
+	out->host_gid = plan.host_gid;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
 		jail_plan_free(&plan);
 		return werr_set(err, errno, "socketpair");
@@ -391,12 +403,25 @@ int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err)
 	           CLONE_NEWIPC | CLONE_NEWUTS | CLONE_PIDFD;
 	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	ca.exit_signal = SIGCHLD;
-	if (spec->cg && wcg_clone_fd(spec->cg) >= 0) {
+	if (spec->cg && wcg_clone_fd(spec->cg) >= 0 && plan.slot_fd < 0) {
 		ca.flags |= CLONE_INTO_CGROUP;
 		ca.cgroup = (uint64_t)wcg_clone_fd(spec->cg);
 	}
 	wtiming("plan+socket");
-	pid = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (plan.slot_fd >= 0) {
+		/* the helper has no right to the cgroup: wcg_attach below puts
+		 * the jail there before it is released */
+		ca.flags &= ~(uint64_t)CLONE_PIDFD;
+		ca.pidfd = 0;
+		pid = jail_clone_as(&ca, plan.host_uid, plan.host_gid, &pidfd, err);
+		if (pid < 0) {
+			close(sp[0]);
+			close(sp[1]);
+			jail_plan_free(&plan);
+			return -1;
+		}
+	} else
+		pid = syscall(SYS_clone3, &ca, sizeof(ca));
 	if (pid < 0) {
 		int e = errno;
 		close(sp[0]);
@@ -430,13 +455,14 @@ int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err)
 	wtiming("child ready+exec");
 	out->sync_fd = sp[0];
 	fcntl(out->sync_fd, F_SETFL, O_NONBLOCK);
+	out->slot_fd = steal_fd(&plan.slot_fd);
 	jail_plan_free(&plan);
 	return 0;
 fail:
 	close(sp[0]);
-	jail_plan_free(&plan);
 	kill(out->pid, SIGKILL);
 	waitpid(out->pid, NULL, __WALL);
+	jail_plan_free(&plan);  /* the slot only now that the jail is reaped */
 	if (out->notify_fd >= 0)
 		close(out->notify_fd);
 	close(out->pidfd);

@@ -9,6 +9,11 @@
  *   ALLOW rules       wfilter_allowlist[], some with argument conditions
  *   clone3            ERRNO(ENOSYS): glibc falls back to clone(), whose
  *                     flags a filter can read (clone3's live in memory)
+ *   openat2           ERRNO(ENOSYS) likewise: its mode lives in memory, and
+ *                     callers fall back to openat, whose mode is checked
+ *   modes             chmod, fchmod, fchmodat(2), open/openat/creat when
+ *                     creating, mkdir(at), mknod(at): ALLOW only without
+ *                     S_ISUID and S_ISGID (modes_rules[] below)
  *
  * Why the deny action is the *default* action, and the denied-with-a-reason
  * syscalls (forbidden[]) get no rule of their own: libseccomp refuses a rule
@@ -31,7 +36,14 @@
  *
  * Smaller decisions
  *   - clone3's ENOSYS is not audited: glibc tries it on every fork and
- *     pthread_create, so auditing it would only be noise.
+ *     pthread_create, so auditing it would only be noise.  openat2's is
+ *     not either (an ERRNO action never is); nothing in glibc uses it.
+ *   - a set-id file made in the workspace outlives the jail: on the host it
+ *     is a setuid binary of the workspace's owner (root, for a root-owned
+ *     workspace).  So no call that sets a mode may carry S_ISUID or S_ISGID,
+ *     in every mode of warden; a call that does reaches the deny action
+ *     (EPERM, audited).  mkdir ignores S_ISGID, and it is denied anyway: a
+ *     setgid directory is only ever made on purpose.
  *   - sethostname/setdomainname are not listed (harmless in the jail's UTS
  *     namespace, but nothing needs them); allow_extra may add them.
  *   - personality: query, PER_LINUX, PER_LINUX32 only; prlimit64: pid 0.
@@ -51,6 +63,8 @@
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 
 #include "warden/cmd.h"
 #include "warden/filter.h"
@@ -73,7 +87,8 @@
 
 /* The built-in allowlist, sorted.  Names the installed libseccomp does not
  * know are skipped when the filter is built (they stay denied: the safe
- * direction).  Entries marked (*) carry argument conditions, see specials[]. */
+ * direction).  Entries marked (*) carry argument conditions, see specials[];
+ * the calls that set a mode are checked too, see mode_rules[]. */
 const char *const wfilter_allowlist[] = {
 	"accept", "accept4", "access", "alarm", "arch_prctl", "bind",
 	"brk", "capget", "capset", "chdir", "chmod", "chown", "clock_getres",
@@ -104,7 +119,7 @@ const char *const wfilter_allowlist[] = {
 	"mq_getsetattr", "mq_notify", "mq_open", "mq_timedreceive",
 	"mq_timedsend", "mq_unlink", "mremap", "msgctl", "msgget", "msgrcv",
 	"msgsnd", "msync", "munlock", "munlockall", "munmap", "nanosleep",
-	"newfstatat", "open", "openat", "openat2", "pause",
+	"newfstatat", "open", "openat", "pause",
 	"personality",               /* (*) query, PER_LINUX, PER_LINUX32 only */
 	"pidfd_open", "pidfd_send_signal", "pipe", "pipe2", "pkey_alloc",
 	"pkey_free", "pkey_mprotect", "poll", "ppoll", "prctl", "pread64",
@@ -181,6 +196,7 @@ static const struct { const char *name, *why; } forbidden[] = {
 	{ "open_by_handle_at",  "file handles bypass path checks (shocker)" },
 	{ "open_tree",          "mount API" },
 	{ "open_tree_attr",     "mount API" },
+	{ "openat2",            "its mode is in memory, out of the filter's sight (answered ENOSYS)" },
 	{ "perf_event_open",    "kernel attack surface, side channels" },
 	{ "pidfd_getfd",        "steals another process's fds" },
 	{ "pivot_root",         "mount API" },
@@ -371,6 +387,34 @@ static int rule_personality(scmp_filter_ctx ctx, int nr, struct werr *err)
 	return allow_arg32_in(ctx, nr, "personality", 0, ok, ARRAY_SIZE(ok), err);
 }
 
+/* Calls that set a mode, and which arguments hold it.  ALLOW when the mode
+ * has neither S_ISUID nor S_ISGID (compared under that mask only, so bits
+ * above the 16 of a umode_t cannot matter); for open-like calls, also ALLOW
+ * whatever the mode when the flags (an int) create nothing: the kernel reads
+ * the mode only with O_CREAT or O_TMPFILE.  Anything else reaches the
+ * default action: denied and audited. */
+#define SETID_BITS  (S_ISUID | S_ISGID)
+#define CREATE_BITS (O_CREAT | (O_TMPFILE & ~O_DIRECTORY))
+static const struct { const char *name; int flags_arg, mode_arg; } mode_rules[] = {
+	{ "chmod",     -1, 1 }, { "creat",    -1, 1 }, { "fchmod",  -1, 1 },
+	{ "fchmodat",  -1, 2 }, { "fchmodat2", -1, 2 }, { "mkdir",  -1, 1 },
+	{ "mkdirat",   -1, 2 }, { "mknod",    -1, 1 }, { "mknodat", -1, 2 },
+	{ "open",       1, 2 }, { "openat",    2, 3 },
+};
+
+static int rule_mode(scmp_filter_ctx ctx, int nr, const char *name, int flags_arg,
+                     int mode_arg, struct werr *err)
+{
+	struct scmp_arg_cmp c = { (unsigned)mode_arg, SCMP_CMP_MASKED_EQ, SETID_BITS, 0 };
+
+	if (add_rule(ctx, SCMP_ACT_ALLOW, nr, name, 1, &c, err) < 0)
+		return -1;
+	if (flags_arg < 0)
+		return 0;
+	c = (struct scmp_arg_cmp){ (unsigned)flags_arg, SCMP_CMP_MASKED_EQ, CREATE_BITS, 0 };
+	return add_rule(ctx, SCMP_ACT_ALLOW, nr, name, 1, &c, err);
+}
+
 static const struct {
 	const char *name;
 	int (*add)(scmp_filter_ctx ctx, int nr, struct werr *err);
@@ -393,6 +437,10 @@ static int allow_name(scmp_filter_ctx ctx, const char *name, struct werr *err)
 	for (i = 0; i < ARRAY_SIZE(specials); i++)
 		if (strcmp(specials[i].name, name) == 0)
 			return specials[i].add(ctx, nr, err);
+	for (i = 0; i < ARRAY_SIZE(mode_rules); i++)
+		if (strcmp(mode_rules[i].name, name) == 0)
+			return rule_mode(ctx, nr, name, mode_rules[i].flags_arg,
+			                 mode_rules[i].mode_arg, err);
 	return add_rule(ctx, SCMP_ACT_ALLOW, nr, name, 0, NULL, err);
 }
 
@@ -475,7 +523,8 @@ int wfilter_build(const struct wpolicy *p, scmp_filter_ctx *out, struct werr *er
 	/* raw kernel errors from seccomp_load() instead of ECANCELED (>= 2.5) */
 	(void)seccomp_attr_set(ctx, SCMP_FLTATR_API_SYSRAWRC, 1);
 
-	if (add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), "clone3", 0, NULL, err) < 0)
+	if (add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), "clone3", 0, NULL, err) < 0 ||
+	    add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), "openat2", 0, NULL, err) < 0)
 		return -1;
 	for (i = 0; i < wfilter_allowlist_n; i++) {
 		if (strv_has(&p->deny_extra, wfilter_allowlist[i]))

@@ -151,6 +151,9 @@ int jail_plan(const struct jail_spec *spec, struct wplan *plan, struct werr *err
 	memset(plan, 0, sizeof(*plan));
 	plan->uid = getuid();
 	plan->gid = getgid();
+	plan->host_uid = plan->uid;   /* as root, jail_idmap_prepare changes them */
+	plan->host_gid = plan->gid;
+	plan->slot_fd = -1;
 
 	for (i = 0; i < p->read_only.n; i++)
 		if (plan_add(plan, &cap, WM_BIND_RO, p->read_only.v[i], spec, 0,
@@ -215,8 +218,11 @@ void jail_plan_free(struct wplan *plan)
 			close(plan->m[i].src_fd);
 		if (plan->m[i].tree_fd >= 0)
 			close(plan->m[i].tree_fd);
+		plan->m[i].src_fd = plan->m[i].tree_fd = -1;
 	}
 	free(plan->m);
+	closep(&plan->slot_fd);
+	plan->slot_fd = -1;
 	plan->m = NULL;
 	plan->n = 0;
 }

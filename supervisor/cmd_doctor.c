@@ -16,6 +16,7 @@
 #include "warden/broker_start.h"
 #include "warden/cgroup.h"
 #include "warden/cmd.h"
+#include "warden/idmap.h"
 #include "warden/jail.h"
 #include "warden/run.h"
 #include "warden/util.h"
@@ -98,6 +99,20 @@ int cmd_doctor(int argc, char **argv)
 		row("broker user", pw != NULL, "%s", pw ? WBROKER_USER " (the broker runs as it)"
 		    : "missing: useradd --system --no-create-home --home-dir /nonexistent "
 		      "--shell /usr/sbin/nologin " WBROKER_USER);
+	}
+
+	if (getuid() == 0) {
+		struct widrange r;
+		struct werr e = { 0 };
+		if (widmap_range(&r, &e) < 0)
+			row("identity", false, "%s", e.msg);
+		else
+			row("identity", true, "as root, each jail gets its own host uid/gid: %u-%u "
+			    "(gids from %u), range %s; writable binds are idmapped to their owner",
+			    r.uid_base, r.uid_base + r.count - 1, r.gid_base, r.source);
+	} else {
+		printf("  %-18s %-5s %s\n", "identity", "ok", "each jail maps to the caller "
+		       "(its files belong to you); as root each jail would get its own host uid");
 	}
 
 	puts("\nlimits");

@@ -358,7 +358,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	struct wreaper reaper = { 0, -1 };
 	scmp_filter_ctx filter = NULL;
 	const struct wfilter_prog *prog = NULL;
-	struct jail jail = { .pid = 0, .pidfd = -1, .notify_fd = -1, .sync_fd = -1 };
+	struct jail jail = { .pid = 0, .pidfd = -1, .notify_fd = -1, .sync_fd = -1, .slot_fd = -1 };
 	struct loop *l = NULL;
 	char ws[PATH_MAX], cgname[64];
 	const char *home;
@@ -666,6 +666,7 @@ out:
 	closep(&jail.pidfd);
 	closep(&jail.notify_fd);
 	closep(&jail.sync_fd);
+	closep(&jail.slot_fd);  /* the jail is reaped (or never started): its host uid is free */
 	for (int i = 0; i < 2; i++) {
 		closep(&out_p[i]);
 		closep(&err_p[i]);

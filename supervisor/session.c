@@ -126,6 +126,8 @@ static void jail_destroy(struct sv *sv, struct sv_jail *j)
 			;
 	}
 	sv_unwatch(sv, &j->pid_src);
+	closep(&j->slot_fd);    /* reaped above: its host uid is free */
+	j->slot_fd = -1;
 	sv_unwatch(sv, &j->ctl_src);
 	sv_unwatch(sv, &j->out_src);
 	sv_unwatch(sv, &j->err_src);
@@ -670,7 +672,7 @@ static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 	struct sv_jail *j = xcalloc(1, sizeof(*j));
 	scmp_filter_ctx filter = NULL;
 	const struct wfilter_prog *prog;
-	struct jail jail = { .pid = 0, .pidfd = -1, .notify_fd = -1, .sync_fd = -1 };
+	struct jail jail = { .pid = 0, .pidfd = -1, .notify_fd = -1, .sync_fd = -1, .slot_fd = -1 };
 	int ctl[2] = { -1, -1 }, out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 };
 	char **argv = NULL, cgname[64];
 	int rc = -1;
@@ -683,6 +685,7 @@ static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 	j->notify_src.fd = j->tick_src.fd = j->sync_src.fd = -1;
 	j->jl.pidfd = j->jl.sync_fd = j->jl.notify_fd = -1;
 	j->notify.fd = -1;
+	j->slot_fd = -1;
 	wbuf_init(&j->ctl_out, WPROTO_CODE_MAX + 32);
 
 	argv = wlang_argv(lang);
@@ -721,6 +724,7 @@ static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 	j->jl.pidfd = jail.pidfd;               /* shared with pid_src, which owns it */
 	j->jl.sync_fd = steal_fd(&jail.sync_fd); /* owned by sync_src */
 	sv_watch(sv, &j->sync_src, j->jl.sync_fd, EPOLLIN, on_sync, j);
+	j->slot_fd = steal_fd(&jail.slot_fd);
 	if (wnotify_init(&j->notify, jail.notify_fd, sv->audit, s->audit_id, &s->budget, err) < 0) {
 		close(jail.notify_fd);
 		jail.notify_fd = -1;

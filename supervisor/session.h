@@ -52,6 +52,7 @@ struct sv_jail {
 	char ctl_in[32];                /* "D <n>\n" being read */
 	size_t ctl_in_len;
 	bool landlock;
+	int slot_fd;                    /* as root: the lock on its host uid, held until reaped */
 	bool paused;                    /* output not polled: the broker is behind */
 	/* the running block */
 	bool busy, fresh, interrupted;

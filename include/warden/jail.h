@@ -63,6 +63,13 @@ struct jail {
 	int notify_fd;      /* seccomp listener, or -1 */
 	bool landlock;      /* Landlock was applied */
 	int landlock_abi;
+	/* As root, the lock on the jail's host uid slot (include/warden/idmap.h):
+	 * the caller closes it only once the jail is reaped, so no other jail
+	 * gets the same host uid while one of its processes lives.  -1 when
+	 * warden is not root (the jail maps to the caller). */
+	int slot_fd;
+	uid_t host_uid;     /* the jail's ids on the host */
+	gid_t host_gid;
 };
 
 /* Start the jail.  Returns 0 when the program has been exec'ed, as the

@@ -33,6 +33,7 @@
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -211,8 +212,8 @@ static struct prog export(const struct wpolicy *pol)
 	return p;
 }
 
-static uint32_t decide_arch(const struct prog *p, uint32_t arch, int nr,
-                            uint64_t a0, uint64_t a1, uint64_t a2)
+static uint32_t decide_arch4(const struct prog *p, uint32_t arch, int nr,
+                             uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
 {
 	struct seccomp_data d;
 
@@ -223,7 +224,14 @@ static uint32_t decide_arch(const struct prog *p, uint32_t arch, int nr,
 	d.args[0] = a0;
 	d.args[1] = a1;
 	d.args[2] = a2;
+	d.args[3] = a3;
 	return bpf_run(p, &d);
+}
+
+static uint32_t decide_arch(const struct prog *p, uint32_t arch, int nr,
+                            uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	return decide_arch4(p, arch, nr, a0, a1, a2, 0);
 }
 
 static uint32_t decide(const struct prog *p, int nr, uint64_t a0, uint64_t a1, uint64_t a2)
@@ -375,6 +383,93 @@ static const struct kase common_cases[] = {
 	{ "personality READ_IMPLIES_EXEC", "personality", 0, READ_IMPLIES_EXEC, 0, 0, 0 },
 };
 
+/* Calls that set a mode: never S_ISUID or S_ISGID (a set-id file outlives
+ * the jail on the host).  The kernel reads a mode as umode_t and flags as an
+ * int, so junk in the upper half changes nothing either way. */
+struct kase4 {
+	const char *what, *sys;
+	uint64_t a0, a1, a2, a3;
+	uint32_t want;        /* 0 = the policy's deny action */
+};
+
+static const struct kase4 mode_cases[] = {
+	{ "chmod 0755",           "chmod", 0, 0755, 0, 0, ALLOW },
+	{ "chmod 01777 (sticky)", "chmod", 0, 01777, 0, 0, ALLOW },
+	{ "chmod 0755|junk<<32",  "chmod", 0, (0xabcULL << 32) | 0755, 0, 0, ALLOW },
+	{ "chmod 04755",          "chmod", 0, 04755, 0, 0, 0 },
+	{ "chmod 02755",          "chmod", 0, 02755, 0, 0, 0 },
+	{ "chmod 06755",          "chmod", 0, 06755, 0, 0, 0 },
+	{ "chmod 04755|junk<<32", "chmod", 0, (0xabcULL << 32) | 04755, 0, 0, 0 },
+	{ "chmod 04000|~0<<32",   "chmod", 0, 0xffffffff00000000ULL | 04000, 0, 0, 0 },
+	{ "fchmod 0644",          "fchmod", 3, 0644, 0, 0, ALLOW },
+	{ "fchmod 04755",         "fchmod", 3, 04755, 0, 0, 0 },
+	{ "fchmod 02711",         "fchmod", 3, 02711, 0, 0, 0 },
+	{ "fchmodat 0755",        "fchmodat", AT_FDCWD, 0, 0755, 0, ALLOW },
+	{ "fchmodat 04755",       "fchmodat", AT_FDCWD, 0, 04755, 0, 0 },
+	{ "fchmodat 02000",       "fchmodat", AT_FDCWD, 0, 02000, 0, 0 },
+	{ "fchmodat2 0755",       "fchmodat2", AT_FDCWD, 0, 0755, 0, ALLOW },
+	{ "fchmodat2 06755",      "fchmodat2", AT_FDCWD, 0, 06755, 0, 0 },
+	{ "open O_RDONLY, mode ignored", "open", 0, O_RDONLY, 04755, 0, ALLOW },
+	{ "open O_WRONLY|O_TRUNC, mode ignored", "open", 0, O_WRONLY | O_TRUNC, 06777, 0, ALLOW },
+	{ "open O_CREAT 0644",    "open", 0, O_CREAT | O_WRONLY, 0644, 0, ALLOW },
+	{ "open O_CREAT 04755",   "open", 0, O_CREAT | O_WRONLY, 04755, 0, 0 },
+	{ "open O_CREAT|O_EXCL 02755", "open", 0, O_CREAT | O_EXCL | O_WRONLY, 02755, 0, 0 },
+	{ "open O_CREAT|junk<<32 04755", "open", 0, (1ULL << 40) | O_CREAT, 04755, 0, 0 },
+	{ "open O_TMPFILE 0600",  "open", 0, O_TMPFILE | O_RDWR, 0600, 0, ALLOW },
+	{ "open O_TMPFILE 04755", "open", 0, O_TMPFILE | O_RDWR, 04755, 0, 0 },
+	{ "openat O_RDONLY, mode ignored", "openat", AT_FDCWD, 0, O_RDONLY, 04755, ALLOW },
+	{ "openat O_CREAT 0644",  "openat", AT_FDCWD, 0, O_CREAT | O_WRONLY, 0644, ALLOW },
+	{ "openat O_CREAT 04755", "openat", AT_FDCWD, 0, O_CREAT | O_WRONLY, 04755, 0 },
+	{ "openat O_CREAT 02755|junk<<32", "openat", AT_FDCWD, 0, O_CREAT, (7ULL << 32) | 02755, 0 },
+	{ "openat O_TMPFILE 02700", "openat", AT_FDCWD, 0, O_TMPFILE | O_WRONLY, 02700, 0 },
+	{ "creat 0644",           "creat", 0, 0644, 0, 0, ALLOW },
+	{ "creat 04711",          "creat", 0, 04711, 0, 0, 0 },
+	{ "mkdir 0755",           "mkdir", 0, 0755, 0, 0, ALLOW },
+	{ "mkdir 01777",          "mkdir", 0, 01777, 0, 0, ALLOW },
+	{ "mkdir 02775",          "mkdir", 0, 02775, 0, 0, 0 },
+	{ "mkdirat 0700",         "mkdirat", AT_FDCWD, 0, 0700, 0, ALLOW },
+	{ "mkdirat 02775",        "mkdirat", AT_FDCWD, 0, 02775, 0, 0 },
+	{ "mknod S_IFIFO|0644",   "mknod", 0, S_IFIFO | 0644, 0, 0, ALLOW },
+	{ "mknod S_IFREG|04755",  "mknod", 0, S_IFREG | 04755, 0, 0, 0 },
+	{ "mknodat S_IFREG|0644", "mknodat", AT_FDCWD, 0, S_IFREG | 0644, 0, ALLOW },
+	{ "mknodat S_IFREG|02755", "mknodat", AT_FDCWD, 0, S_IFREG | 02755, 0, 0 },
+	/* openat2's mode is in memory: ENOSYS, libc falls back to openat */
+	{ "openat2",              "openat2", AT_FDCWD, 0, 0, 0, ENOSYS_ },
+};
+
+static void run_table4(const struct prog *p, const struct kase4 *t, size_t n, uint32_t deny)
+{
+	int bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t want = t[i].want ? t[i].want : deny;
+		uint32_t got = decide_arch4(p, AUDIT_ARCH_X86_64, nr_of(t[i].sys),
+		                            t[i].a0, t[i].a1, t[i].a2, t[i].a3);
+
+		if (got != want) {
+			bad++;
+			print_error("%s: got %s, want %s\n", t[i].what, act_name(got), act_name(want));
+		}
+	}
+	if (bad)
+		fail_msg("%d of %zu decisions wrong", bad, n);
+}
+
+static void test_decisions_modes(void **state)
+{
+	static const enum wdeny_action acts[] = { WDENY_ERRNO, WDENY_ERRNO, WDENY_KILL };
+	static const bool audits[] = { true, false, false };
+	static const uint32_t deny[] = { NOTIFY, EPERM_, KILL };
+
+	for (size_t i = 0; i < ARRAY_SIZE(acts); i++) {
+		struct wpolicy pol = policy(acts[i], audits[i]);
+		struct prog p = export(&pol);
+
+		run_table4(&p, mode_cases, ARRAY_SIZE(mode_cases), deny[i]);
+		free(p.insn);
+	}
+}
+
 static void test_decisions_audit(void **state)
 {
 	struct wpolicy pol = policy(WDENY_ERRNO, true);
@@ -473,7 +568,9 @@ static void test_ioctl_exhaustive(void **state)
 static void test_allowlist(void **state)
 {
 	static const char *const conditional[] = {
-		"clone", "ioctl", "personality", "prlimit64", "socket", "socketpair",
+		"chmod", "clone", "creat", "fchmod", "fchmodat", "fchmodat2", "ioctl",
+		"mkdir", "mkdirat", "mknod", "mknodat", "open", "openat", "personality",
+		"prlimit64", "socket", "socketpair",
 	};
 	struct wpolicy pol = policy(WDENY_ERRNO, true);
 	struct prog p = export(&pol);
@@ -703,8 +800,26 @@ static int live_errno_cases(void)
 	EXPECT(syscall(__NR_ioctl, -1, TIOCLINUX, NULL), EPERM);
 	EXPECT(syscall(__NR_prlimit64, 1, RLIMIT_NOFILE, NULL, &rl), EPERM);
 	EXPECT(personality(READ_IMPLIES_EXEC), EPERM);
-	/* clone3 answers ENOSYS */
+	/* clone3 and openat2 answer ENOSYS */
 	EXPECT(syscall(__NR_clone3, NULL, 0), ENOSYS);
+	EXPECT(syscall(__NR_openat2, AT_FDCWD, NULL, NULL, 0), ENOSYS);
+	/* modes: allowed ones fail harmlessly (EFAULT, EBADF), set-id bits EPERM */
+	EXPECT(syscall(__NR_chmod, NULL, 0755), EFAULT);
+	EXPECT(syscall(__NR_chmod, NULL, 04755), EPERM);
+	EXPECT(syscall(__NR_chmod, NULL, (1UL << 32) | 02755), EPERM);
+	EXPECT(syscall(__NR_fchmod, -1, 0644), EBADF);
+	EXPECT(syscall(__NR_fchmod, -1, 04755), EPERM);
+	EXPECT(syscall(__NR_fchmodat, -1, NULL, 06755), EPERM);
+	EXPECT(syscall(452 /* fchmodat2 */, -1, NULL, 04755, 0), EPERM);
+	EXPECT(syscall(__NR_open, NULL, O_CREAT | O_WRONLY, 0644), EFAULT);
+	EXPECT(syscall(__NR_open, NULL, O_RDONLY, 04755), EFAULT);
+	EXPECT(syscall(__NR_open, NULL, O_CREAT | O_WRONLY, 04755), EPERM);
+	EXPECT(syscall(__NR_openat, -1, NULL, O_TMPFILE | O_RDWR, 02755), EPERM);
+	EXPECT(syscall(__NR_creat, NULL, 04711), EPERM);
+	EXPECT(syscall(__NR_mkdir, NULL, 02775), EPERM);
+	EXPECT(syscall(__NR_mkdirat, -1, NULL, 0755), EFAULT);
+	EXPECT(syscall(__NR_mknod, NULL, S_IFREG | 04755, 0), EPERM);
+	EXPECT(syscall(__NR_mknodat, -1, NULL, S_IFREG | 02755, 0), EPERM);
 	return 0;
 }
 
@@ -958,6 +1073,7 @@ int main(void)
 		cmocka_unit_test(test_decisions_audit),
 		cmocka_unit_test(test_decisions_errno),
 		cmocka_unit_test(test_decisions_kill),
+		cmocka_unit_test(test_decisions_modes),
 		cmocka_unit_test(test_foreign_abis),
 		cmocka_unit_test(test_ioctl_exhaustive),
 		cmocka_unit_test(test_allowlist),
