@@ -16,13 +16,15 @@
  *                     S_ISUID and S_ISGID (modes_rules[] below)
  *
  * Why the deny action is the *default* action, and the denied-with-a-reason
- * syscalls (forbidden[]) get no rule of their own: libseccomp refuses a rule
+ * syscalls (wfilter_forbidden[]) get no rule of their own: libseccomp refuses a rule
  * whose action equals the default (-EACCES), and it is not needed: anything
  * without an ALLOW rule reaches the default, so ptrace & co. are denied and
  * audited like every other unlisted call.  libseccomp 2.5.4 accepts
  * SCMP_ACT_NOTIFY as the default action: seccomp_load() then asks the kernel
  * for a listener (SECCOMP_FILTER_FLAG_NEW_LISTENER) and seccomp_notify_fd()
- * returns it.  forbidden[] is the list of calls the policy may never add.
+ * returns it.  wfilter_forbidden[] (jail/forbidden.c) is the one list of
+ * calls the policy may never add, with the reasons, and marks the ones
+ * answered ENOSYS (clone3, openat2).
  *
  * Argument conditions are all ALLOW rules (what does not match falls to the
  * default action, so it is denied and audited).  Arguments the kernel reads
@@ -153,91 +155,6 @@ const char *const wfilter_allowlist[] = {
 	"write", "writev",
 };
 const size_t wfilter_allowlist_n = ARRAY_SIZE(wfilter_allowlist);
-
-/* Never allowed, whatever the policy says.  None gets a rule: they reach the
- * default (deny) action and are audited with everything else unlisted. */
-static const struct { const char *name, *why; } forbidden[] = {
-	{ "_sysctl",            "kernel tunables" },
-	{ "acct",               "host accounting" },
-	{ "add_key",            "kernel keyrings are not namespaced" },
-	{ "adjtimex",           "host clock" },
-	{ "bpf",                "eBPF is kernel attack surface" },
-	{ "chroot",             "filesystem escapes" },
-	{ "clock_adjtime",      "host clock" },
-	{ "clock_settime",      "host clock" },
-	{ "clone3",             "flags cannot be inspected (answered ENOSYS)" },
-	{ "create_module",      "kernel modules" },
-	{ "delete_module",      "kernel modules" },
-	{ "fanotify_init",      "watches other processes' file access" },
-	{ "finit_module",       "kernel modules" },
-	{ "fsconfig",           "mount API" },
-	{ "fsmount",            "mount API" },
-	{ "fsopen",             "mount API" },
-	{ "fspick",             "mount API" },
-	{ "get_kernel_syms",    "kernel modules" },
-	{ "init_module",        "kernel modules" },
-	{ "io_uring_enter",     "io_uring bypasses the syscall filter" },
-	{ "io_uring_register",  "io_uring bypasses the syscall filter" },
-	{ "io_uring_setup",     "io_uring bypasses the syscall filter" },
-	{ "ioperm",             "I/O ports" },
-	{ "iopl",               "I/O ports" },
-	{ "kcmp",               "compares other processes' kernel objects" },
-	{ "kexec_file_load",    "replaces the kernel" },
-	{ "kexec_load",         "replaces the kernel" },
-	{ "keyctl",             "kernel keyrings are not namespaced" },
-	{ "listmount",          "mount API" },
-	{ "lookup_dcookie",     "kernel profiling" },
-	{ "lsm_set_self_attr",  "LSM state" },
-	{ "mount",              "mount API" },
-	{ "mount_setattr",      "mount API" },
-	{ "move_mount",         "mount API" },
-	{ "name_to_handle_at",  "file handles bypass path checks" },
-	{ "nfsservctl",         "kernel NFS server" },
-	{ "open_by_handle_at",  "file handles bypass path checks (shocker)" },
-	{ "open_tree",          "mount API" },
-	{ "open_tree_attr",     "mount API" },
-	{ "openat2",            "its mode is in memory, out of the filter's sight (answered ENOSYS)" },
-	{ "perf_event_open",    "kernel attack surface, side channels" },
-	{ "pidfd_getfd",        "steals another process's fds" },
-	{ "pivot_root",         "mount API" },
-	{ "process_madvise",    "acts on another process's memory" },
-	{ "process_vm_readv",   "reads another process's memory" },
-	{ "process_vm_writev",  "writes another process's memory" },
-	{ "ptrace",             "controls other processes" },
-	{ "query_module",       "kernel modules" },
-	{ "quotactl",           "host quotas" },
-	{ "quotactl_fd",        "host quotas" },
-	{ "reboot",             "host power" },
-	{ "request_key",        "kernel keyrings are not namespaced" },
-	{ "setns",              "namespace changes" },
-	{ "settimeofday",       "host clock" },
-	{ "statmount",          "mount API" },
-	{ "stime",              "host clock" },
-	{ "swapoff",            "host swap" },
-	{ "swapon",             "host swap" },
-	{ "syslog",             "kernel log" },
-	{ "sysfs",              "obsolete" },
-	{ "umount2",            "mount API" },
-	{ "unshare",            "namespace changes" },
-	{ "uselib",             "obsolete" },
-	{ "userfaultfd",        "kernel race exploitation aid" },
-	{ "vhangup",            "terminals" },
-};
-
-static const char *forbidden_why(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(forbidden); i++)
-		if (strcmp(forbidden[i].name, name) == 0)
-			return forbidden[i].why;
-	return NULL;
-}
-
-bool wfilter_is_forbidden(const char *name)
-{
-	return name && forbidden_why(name) != NULL;
-}
 
 static bool strv_has(const struct wstrv *v, const char *s)
 {
@@ -454,16 +371,16 @@ static int check_names(const struct wpolicy *p, struct werr *err)
 	for (i = 0; i < p->allow_extra.n; i++) {
 		const char *s = p->allow_extra.v[i];
 
-		if ((why = forbidden_why(s)))
+		if ((why = wfilter_forbidden_why(s)))
 			return werr_set(err, 0, "syscalls.allow_extra: \"%s\" can never be "
-			                "allowed (%s)", s, why);
+			                "allowed: %s", s, why);
 		if (seccomp_syscall_resolve_name(s) == __NR_SCMP_ERROR)
 			return werr_set(err, 0, "syscalls.allow_extra: unknown syscall \"%s\"", s);
 	}
 	for (i = 0; i < p->deny_extra.n; i++) {
 		const char *s = p->deny_extra.v[i];
 
-		if (!forbidden_why(s) && seccomp_syscall_resolve_name(s) == __NR_SCMP_ERROR)
+		if (!wfilter_is_forbidden(s) && seccomp_syscall_resolve_name(s) == __NR_SCMP_ERROR)
 			return werr_set(err, 0, "syscalls.deny_extra: unknown syscall \"%s\"", s);
 	}
 	return 0;
@@ -523,9 +440,19 @@ int wfilter_build(const struct wpolicy *p, scmp_filter_ctx *out, struct werr *er
 	/* raw kernel errors from seccomp_load() instead of ECANCELED (>= 2.5) */
 	(void)seccomp_attr_set(ctx, SCMP_FLTATR_API_SYSRAWRC, 1);
 
-	if (add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), "clone3", 0, NULL, err) < 0 ||
-	    add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), "openat2", 0, NULL, err) < 0)
-		return -1;
+	for (i = 0; i < wfilter_forbidden_n; i++) {
+		const struct wfilter_forbidden *f = &wfilter_forbidden[i];
+		int nr;
+
+		if (!f->enosys)
+			continue;
+		/* clone3 and openat2: every libseccomp this builds with knows them */
+		if ((nr = seccomp_syscall_resolve_name(f->name)) < 0)
+			return werr_set(err, 0, "this libseccomp does not know %s: update "
+			                "libseccomp", f->name);
+		if (add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, f->name, 0, NULL, err) < 0)
+			return -1;
+	}
 	for (i = 0; i < wfilter_allowlist_n; i++) {
 		if (strv_has(&p->deny_extra, wfilter_allowlist[i]))
 			continue;

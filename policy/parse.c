@@ -736,67 +736,6 @@ static int read_deny_action(struct pctx *c, const char *path, json_object *v)
 	                    "process is killed");
 }
 
-/* Why a syscall can never be allowed, for the message. */
-static const char *forbidden_reason(const char *name)
-{
-	static const struct { const char *prefix; const char *why; } reasons[] = {
-		{ "ptrace", "it lets code inspect and control other processes, including ones "
-		            "outside the jail" },
-		{ "process_vm_", "it reads and writes the memory of other processes" },
-		{ "process_madvise", "it acts on the memory of other processes" },
-		{ "pidfd_getfd", "it steals file descriptors from other processes" },
-		{ "kexec_", "it replaces the running kernel" },
-		{ "bpf", "it loads programs into the kernel" },
-		{ "perf_event_open", "it exposes kernel and hardware events that leak information" },
-		{ "userfaultfd", "it is a common tool for exploiting kernel races" },
-		{ "init_module", "it loads kernel modules" },
-		{ "finit_module", "it loads kernel modules" },
-		{ "delete_module", "it unloads kernel modules" },
-		{ "unshare", "it creates new namespaces, undoing the jail's isolation" },
-		{ "setns", "it joins other namespaces, undoing the jail's isolation" },
-		{ "mount", "it changes the jail's view of the filesystem" },
-		{ "umount", "it changes the jail's view of the filesystem" },
-		{ "move_mount", "it changes the jail's view of the filesystem" },
-		{ "open_tree", "it changes the jail's view of the filesystem" },
-		{ "fsopen", "it changes the jail's view of the filesystem" },
-		{ "fsconfig", "it changes the jail's view of the filesystem" },
-		{ "fsmount", "it changes the jail's view of the filesystem" },
-		{ "fspick", "it changes the jail's view of the filesystem" },
-		{ "pivot_root", "it changes the jail's view of the filesystem" },
-		{ "chroot", "it changes the jail's view of the filesystem" },
-		{ "open_by_handle_at", "it opens files by handle, around the jail's mounts" },
-		{ "name_to_handle_at", "it exposes file handles usable outside the jail" },
-		{ "keyctl", "the kernel keyrings are shared with the host" },
-		{ "add_key", "the kernel keyrings are shared with the host" },
-		{ "request_key", "the kernel keyrings are shared with the host" },
-		{ "reboot", "it reboots the host" },
-		{ "swap", "it changes the host's swap" },
-		{ "iopl", "it gives direct hardware access" },
-		{ "ioperm", "it gives direct hardware access" },
-		{ "settimeofday", "the clock is shared with the host" },
-		{ "clock_settime", "the clock is shared with the host" },
-		{ "clock_adjtime", "the clock is shared with the host" },
-		{ "adjtimex", "the clock is shared with the host" },
-		{ "acct", "it changes host-wide process accounting" },
-		{ "quotactl", "it changes host-wide disk quotas" },
-		{ "syslog", "it reads the kernel log" },
-		{ "stime", "the clock is shared with the host" },
-		{ "statmount", "it reveals the host's mounts" },
-		{ "listmount", "it reveals the host's mounts" },
-		{ "lookup_dcookie", "it is a kernel profiling interface" },
-		{ "query_module", "it inspects kernel modules" },
-		{ "nfsservctl", "it controls the kernel NFS server" },
-		{ "vhangup", "it acts on terminals" },
-		{ "lsm_set_self_attr", "it changes security module state" },
-	};
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(reasons); i++)
-		if (!strncmp(name, reasons[i].prefix, strlen(reasons[i].prefix)))
-			return reasons[i].why;
-	return "it would let code escape or weaken the jail";
-}
-
 static int read_syscalls(struct pctx *c, const struct keydef *k, const char *path,
                          json_object *v)
 {
@@ -808,7 +747,7 @@ static int read_syscalls(struct pctx *c, const struct keydef *k, const char *pat
 	n = json_object_array_length(v);
 	for (i = 0; i < n; i++) {
 		_cleanup_free_ char *epath = xasprintf("%s[%zu]", path, i);
-		const char *s;
+		const char *s, *why;
 
 		s = elem_str(c, k, epath, json_object_array_get_idx(v, i), "syscall names");
 		if (!s)
@@ -817,9 +756,9 @@ static int read_syscalls(struct pctx *c, const struct keydef *k, const char *pat
 		    seccomp_syscall_resolve_name(s) == __NR_SCMP_ERROR)
 			return wsrc_err_val(c->s, epath, c->err, "unknown system call \"%s\" in \"%s\"; "
 			                    "use the kernel's name, e.g. \"openat\"", s, k->key);
-		if (k->field == F_ALLOW_EXTRA && wfilter_is_forbidden(s))
+		if (k->field == F_ALLOW_EXTRA && (why = wfilter_forbidden_why(s)))
 			return wsrc_err_val(c->s, epath, c->err, "%s can never be allowed: %s; remove "
-			                    "it from \"allow_extra\"", s, forbidden_reason(s));
+			                    "it from \"allow_extra\"", s, why);
 		if (wstrv_contains(out, s))
 			return wsrc_err_val(c->s, epath, c->err, "\"%s\" is listed twice in \"%s\"; "
 			                    "remove one", s, k->key);

@@ -53,9 +53,22 @@ int wfilter_load_prog(const struct wfilter_prog *prog, int *notify_fd, struct we
 int wfilter_export(scmp_filter_ctx ctx, struct sock_filter **insns, size_t *len,
                    struct werr *err);
 
-/* True if the syscall name is one the filter can never allow, whatever the
- * policy's allow_extra says (ptrace, bpf, kexec_*, mount API, ...).  Policy
- * validation uses it to reject such entries with a clear message. */
+/* The syscalls the filter can never allow, whatever the policy's allow_extra
+ * says (ptrace, bpf, kexec_*, the mount API, ...): one table with the reason
+ * of each (jail/forbidden.c).  None gets an ALLOW rule; those marked enosys
+ * are answered ENOSYS so libc falls back to a call the filter can check
+ * (clone3 -> clone, openat2 -> openat).  The policy parser and
+ * wfilter_build reject allow_extra entries naming one, with its reason. */
+struct wfilter_forbidden {
+	const char *name;
+	const char *why;            /* reads after "can never be allowed: " */
+	bool enosys;                /* answered ERRNO(ENOSYS), not the deny action */
+};
+extern const struct wfilter_forbidden wfilter_forbidden[];
+extern const size_t wfilter_forbidden_n;
+
+/* The reason the call is forbidden, or NULL when it is not (or name is NULL). */
+const char *wfilter_forbidden_why(const char *name);
 bool wfilter_is_forbidden(const char *name);
 
 /* The built-in allowlist (names), for `policy show` and tests. */

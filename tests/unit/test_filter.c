@@ -628,6 +628,39 @@ static void test_is_forbidden(void **state)
 	assert_false(wfilter_is_forbidden(NULL));
 }
 
+/* One table of forbidden calls (jail/forbidden.c): sorted, unique, each
+ * with its reason, and the calls answered ENOSYS are exactly clone3 and
+ * openat2, which the filter answers so. */
+static void test_forbidden_table(void **state)
+{
+	struct wpolicy pol = policy(WDENY_ERRNO, true);
+	struct prog p = export(&pol);
+	size_t i, enosys = 0;
+
+	assert_true(wfilter_forbidden_n > 60);
+	for (i = 0; i < wfilter_forbidden_n; i++) {
+		const struct wfilter_forbidden *f = &wfilter_forbidden[i];
+		int nr = seccomp_syscall_resolve_name(f->name);
+
+		if (i > 0 && strcmp(wfilter_forbidden[i - 1].name, f->name) >= 0)
+			fail_msg("forbidden[] not sorted/unique at %s", f->name);
+		if (!f->why || !*f->why)
+			fail_msg("%s has no reason", f->name);
+		assert_ptr_equal(wfilter_forbidden_why(f->name), f->why);
+		if (f->enosys) {
+			enosys++;
+			assert_true(nr >= 0);
+			assert_int_equal(decide(&p, nr, 0, 0, 0), ENOSYS_);
+		} else if (nr >= 0) {
+			assert_int_equal(decide(&p, nr, 0, 0, 0), NOTIFY);
+		}
+	}
+	assert_int_equal(enosys, 2);
+	assert_null(wfilter_forbidden_why("read"));
+	assert_null(wfilter_forbidden_why(NULL));
+	free(p.insn);
+}
+
 static void test_allow_extra(void **state)
 {
 	struct wpolicy pol = policy(WDENY_ERRNO, true);
@@ -1078,6 +1111,7 @@ int main(void)
 		cmocka_unit_test(test_ioctl_exhaustive),
 		cmocka_unit_test(test_allowlist),
 		cmocka_unit_test(test_is_forbidden),
+		cmocka_unit_test(test_forbidden_table),
 		cmocka_unit_test(test_allow_extra),
 		cmocka_unit_test(test_deny_extra),
 		cmocka_unit_test(test_bad_extras),

@@ -246,6 +246,13 @@ static const struct bad bad_cases[] = {
 	  "ptrace can never be allowed: it lets code inspect" },
 	{ "forbidden_mount", "{\"syscalls\": {\"allow_extra\": [@\"mount\"]}}",
 	  "mount can never be allowed" },
+	/* every forbidden call names its own reason (jail/forbidden.c), not a
+	 * generic one: these had none before the table was shared */
+	{ "forbidden_io_uring", "{\"syscalls\": {\"allow_extra\": [@\"io_uring_setup\"]}}",
+	  "io_uring_setup can never be allowed: io_uring runs file and network operations "
+	  "the syscall filter never sees" },
+	{ "forbidden_openat2", "{\"syscalls\": {\"allow_extra\": [@\"openat2\"]}}",
+	  "openat2 can never be allowed: its mode is in memory" },
 	{ "allow_and_deny", "{\"syscalls\": {\"allow_extra\": [\"personality\"], "
 	  "\"deny_extra\": [@\"personality\"]}}", "is in both \"allow_extra\" and \"deny_extra\"" },
 
