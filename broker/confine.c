@@ -39,137 +39,38 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <linux/landlock.h>
 
 #include "broker.h"
+#include "warden/landlock.h"
 #include "warden/util.h"
-
-/* The kernel's Landlock ABI values; Debian 12's headers stop at ABI 1 or 3. */
-#define BLL_EXECUTE      (1ULL << 0)
-#define BLL_WRITE_FILE   (1ULL << 1)
-#define BLL_READ_FILE    (1ULL << 2)
-#define BLL_READ_DIR     (1ULL << 3)
-#define BLL_REMOVE_DIR   (1ULL << 4)
-#define BLL_REMOVE_FILE  (1ULL << 5)
-#define BLL_MAKE_CHAR    (1ULL << 6)
-#define BLL_MAKE_DIR     (1ULL << 7)
-#define BLL_MAKE_REG     (1ULL << 8)
-#define BLL_MAKE_SOCK    (1ULL << 9)
-#define BLL_MAKE_FIFO    (1ULL << 10)
-#define BLL_MAKE_BLOCK   (1ULL << 11)
-#define BLL_MAKE_SYM     (1ULL << 12)
-#define BLL_REFER        (1ULL << 13)   /* ABI 2 */
-#define BLL_TRUNCATE     (1ULL << 14)   /* ABI 3 */
-#define BLL_IOCTL_DEV    (1ULL << 15)   /* ABI 5 */
-#define BLL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)   /* ABI 6 */
-#define BLL_SCOPE_SIGNAL               (1ULL << 1)   /* ABI 6 */
-#define BLL_NET_BIND_TCP    (1ULL << 0)   /* ABI 4 */
-#define BLL_NET_CONNECT_TCP (1ULL << 1)   /* ABI 4 */
-#define BLL_RULE_NET_PORT 2
-#define BLL_ABI_KNOWN 7   /* ABI 7 adds audit-log flags (no new rights) */
-
-/* struct landlock_ruleset_attr as of ABI 6; older kernels take a prefix. */
-struct bll_ruleset_attr {
-	uint64_t handled_access_fs;
-	uint64_t handled_access_net;
-	uint64_t scoped;
-};
-
-struct bll_path_beneath {
-	uint64_t allowed_access;
-	int32_t parent_fd;
-} __attribute__((packed));
-
-struct bll_net_port {
-	uint64_t allowed_access;
-	uint64_t port;
-};
-
-/* Files only take file rights; a directory rule takes both kinds. */
-#define BLL_FILE_RIGHTS (BLL_EXECUTE | BLL_WRITE_FILE | BLL_READ_FILE | BLL_TRUNCATE | \
-                         BLL_IOCTL_DEV)
-
-/* 0 when the kernel has no Landlock (ENOSYS) or has it disabled
- * (EOPNOTSUPP); -1 for any other failure of the probe. */
-static int bll_abi(void)
-{
-	long v = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-
-	if (v >= 0)
-		return v > BLL_ABI_KNOWN ? BLL_ABI_KNOWN : (int)v;
-	if (errno == ENOSYS || errno == EOPNOTSUPP)
-		return 0;
-	return -1;
-}
-
-static uint64_t bll_fs_rights(int abi)
-{
-	uint64_t r = (1ULL << 13) - 1;   /* EXECUTE .. MAKE_SYM */
-
-	if (abi >= 2)
-		r |= BLL_REFER;
-	if (abi >= 3)
-		r |= BLL_TRUNCATE;
-	if (abi >= 5)
-		r |= BLL_IOCTL_DEV;
-	return r;
-}
 
 /* One path-beneath rule.  optional: a missing path is fine.  dir_fd > 2:
  * the directory handed over by the supervisor, used instead of path. */
-static int bll_add_at(int rs, int dir_fd, const char *path, uint64_t access, uint64_t handled,
-                      bool optional, struct werr *err)
+static int add_at(const struct wll_ruleset *rs, int dir_fd, const char *path, uint64_t access,
+                  bool optional, struct werr *err)
 {
-	struct bll_path_beneath pb;
-	struct stat st;
-	int fd = dir_fd > 2 ? fcntl(dir_fd, F_DUPFD_CLOEXEC, 0) : open(path, O_PATH | O_CLOEXEC);
+	int fd = dir_fd > 2 ? dir_fd : open(path, O_PATH | O_CLOEXEC), r;
 
 	if (fd < 0) {
 		if (optional && (errno == ENOENT || errno == ENOTDIR))
 			return 0;
 		return werr_set(err, errno, "landlock: opening %s", path);
 	}
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
+	r = wll_allow_fd(rs, fd, access, path, err);
+	if (fd != dir_fd)
 		close(fd);
-		return werr_set(err, e, "landlock: %s", path);
-	}
-	if (!S_ISDIR(st.st_mode))
-		access &= BLL_FILE_RIGHTS;
-	pb.allowed_access = access & handled;
-	pb.parent_fd = fd;
-	if (pb.allowed_access &&
-	    syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0) {
-		int e = errno;
-		close(fd);
-		return werr_set(err, e, "landlock: adding a rule for %s", path);
-	}
-	close(fd);
-	return 0;
+	return r;
 }
 
-static int bll_add(int rs, const char *path, uint64_t access, uint64_t handled, bool optional,
-                   struct werr *err)
+static int add(const struct wll_ruleset *rs, const char *path, uint64_t access, bool optional,
+               struct werr *err)
 {
-	return bll_add_at(rs, -1, path, access, handled, optional, err);
-}
-
-/* TCP: connect only to the given ports, bind none. */
-static int bll_add_ports(int rs, const struct bconfine *c, struct werr *err)
-{
-	for (size_t i = 0; c && i < c->n_tcp_ports; i++) {
-		struct bll_net_port np = { .allowed_access = BLL_NET_CONNECT_TCP,
-		                           .port = c->tcp_ports[i] };
-
-		if (syscall(SYS_landlock_add_rule, rs, BLL_RULE_NET_PORT, &np, 0) < 0)
-			return werr_set(err, errno, "landlock: allowing TCP port %u", c->tcp_ports[i]);
-	}
-	return 0;
+	return add_at(rs, -1, path, access, optional, err);
 }
 
 int broker_tcp_confined(void)
 {
-	return bll_abi() >= 4;
+	return wll_abi() >= 4;
 }
 
 static int confine_landlock(const struct bdirs *d, const struct bconfine *c, struct werr *err)
@@ -182,17 +83,16 @@ static int confine_landlock(const struct bdirs *d, const struct bconfine *c, str
 		"/etc/host.conf", "/etc/services", "/etc/localtime",
 		"/dev/urandom",
 	};
-	const uint64_t ro = BLL_READ_FILE | BLL_READ_DIR;
+	const uint64_t ro = WLL_FS_READ_FILE | WLL_FS_READ_DIR;
 	/* write-type rights, no execute, no device or socket nodes */
-	const uint64_t rw = BLL_READ_FILE | BLL_READ_DIR | BLL_WRITE_FILE | BLL_REMOVE_DIR |
-	                    BLL_REMOVE_FILE | BLL_MAKE_DIR | BLL_MAKE_REG | BLL_MAKE_SYM |
-	                    BLL_REFER | BLL_TRUNCATE;
-	const uint64_t dev_rw = BLL_READ_FILE | BLL_WRITE_FILE | BLL_IOCTL_DEV;
+	const uint64_t rw = WLL_FS_READ_FILE | WLL_FS_READ_DIR | WLL_FS_WRITE_FILE |
+	                    WLL_FS_REMOVE_DIR | WLL_FS_REMOVE_FILE | WLL_FS_MAKE_DIR |
+	                    WLL_FS_MAKE_REG | WLL_FS_MAKE_SYM | WLL_FS_REFER | WLL_FS_TRUNCATE;
+	const uint64_t dev_rw = WLL_FS_READ_FILE | WLL_FS_WRITE_FILE | WLL_FS_IOCTL_DEV;
 	static bool warned;
-	struct bll_ruleset_attr attr = { 0 };
-	size_t attr_size = sizeof(attr.handled_access_fs), i;
-	uint64_t handled;
-	int abi = bll_abi(), rs, r = -1;
+	struct wll_ruleset rs;
+	int abi = wll_abi(), r = -1;
+	size_t i;
 
 	if (abi < 0)
 		return werr_set(err, errno, "landlock: probing the ABI");
@@ -204,45 +104,34 @@ static int confine_landlock(const struct bdirs *d, const struct bconfine *c, str
 		warned = true;
 		return 0;
 	}
-	handled = bll_fs_rights(abi);
-	attr.handled_access_fs = handled;
-	if (abi >= 4) {
-		attr.handled_access_net = BLL_NET_BIND_TCP | BLL_NET_CONNECT_TCP;
-		attr_size = offsetof(struct bll_ruleset_attr, scoped);
-	}
-	if (abi >= 6) {
-		attr.scoped = BLL_SCOPE_ABSTRACT_UNIX_SOCKET | BLL_SCOPE_SIGNAL;
-		attr_size = sizeof(attr);
-	}
-	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0);
-	if (rs < 0)
-		return werr_set(err, errno, "landlock: creating a ruleset (ABI %d)", abi);
+	/* TCP on ABI 4+: connect only to the given ports, bind none */
+	if (wll_create(&rs, abi, WLL_TCP, err) < 0)
+		return -1;
 
-	if (bll_add_at(rs, d->data_fd, d->data, rw, handled, false, err) < 0)
+	if (add_at(&rs, d->data_fd, d->data, rw, false, err) < 0)
 		goto out;
-	if (extra_rw && bll_add(rs, extra_rw, rw, handled, false, err) < 0)
+	if (extra_rw && add(&rs, extra_rw, rw, false, err) < 0)
 		goto out;
-	if (bll_add_at(rs, d->config_fd, d->config, ro, handled, true, err) < 0)
+	if (add_at(&rs, d->config_fd, d->config, ro, true, err) < 0)
 		goto out;
 	for (i = 0; i < ARRAY_SIZE(ro_files); i++)
-		if (bll_add(rs, ro_files[i], BLL_READ_FILE, handled, true, err) < 0)
+		if (add(&rs, ro_files[i], WLL_FS_READ_FILE, true, err) < 0)
 			goto out;
 	/* /dev/null: writing to it is harmless, and libraries open it O_RDWR */
-	if (bll_add(rs, "/dev/null", BLL_READ_FILE | BLL_WRITE_FILE, handled, true, err) < 0)
+	if (add(&rs, "/dev/null", WLL_FS_READ_FILE | WLL_FS_WRITE_FILE, true, err) < 0)
 		goto out;
 	/* the terminal UI of warden chat (line editing needs its ioctls) */
-	if (bll_add(rs, "/dev/tty", dev_rw, handled, true, err) < 0)
+	if (add(&rs, "/dev/tty", dev_rw, true, err) < 0)
 		goto out;
-	if (abi >= 4 && bll_add_ports(rs, c, err) < 0)
-		goto out;
+	for (i = 0; c && i < c->n_tcp_ports; i++)
+		if (wll_allow_port(&rs, c->tcp_ports[i], WLL_NET_CONNECT_TCP, err) < 0)
+			goto out;
 
-	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0) {
-		werr_set(err, errno, "landlock: restricting the broker");
+	if (wll_restrict(&rs, "the broker", err) < 0)
 		goto out;
-	}
 	r = 0;
 out:
-	close(rs);
+	wll_close(&rs);
 	return r;
 }
 

@@ -371,6 +371,21 @@ s.bind("\0" + sys.argv[1]); s.listen(16); time.sleep(60)' "$name" &
 	[ "$output" = 0 ] || { echo "denied records with audit false:"; cat "$AUDIT"; false; }
 }
 
+# Landlock takes only file rights on a rule for a file: a read_write entry
+# naming a file (not a directory) once failed the jail with EINVAL from
+# landlock_add_rule, since the jail gave it directory rights too.  The
+# shared helper (common/landlock.c) keeps a file's rule to file rights.
+@test "security: a read_write file is writable in the jail (Landlock file rule)" {
+	mkdir "$WS.host"
+	echo before > "$WS.host/file"
+	chmod 0666 "$WS.host/file"
+	policy_with "p['name'] = 'rw-file'; p['filesystem']['read_write'] = ['$WS.host/file']"
+	wrun --policy "$WS.policy.json" -- /bin/sh -c "echo after > '$WS.host/file'"
+	echo "status $status: $output"
+	[ "$status" -eq 0 ]
+	[ "$(cat "$WS.host/file")" = after ]
+}
+
 @test "security: allow_extra cannot re-enable a forbidden syscall" {
 	policy_with 'p["name"] = "probe-allow"; p["syscalls"]["allow_extra"] = ["ptrace"]'
 	wrun --policy "$WS.policy.json" -- /bin/true
