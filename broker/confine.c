@@ -37,8 +37,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 
 #include "broker.h"
 #include "warden/landlock.h"
