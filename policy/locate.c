@@ -135,12 +135,12 @@ void wsrc_free(struct wsrc *s)
  *
  * Runs only on a text json-c has accepted in strict mode, so the structure
  * is known to be well formed; it does not judge the syntax again.  It checks
- * only the few things json-c's strict mode lets through (NaN and Infinity,
- * numbers such as "1." or "-01", raw control characters in strings, \u0000
- * in keys), rejects duplicate keys, and records where each key and value
- * starts.  Keys are decoded by json-c itself, so a path names a key exactly
- * as the parsed object does.  Anything unexpected is an error, never a
- * guess: the scan fails closed. */
+ * only what json-c's strict mode lets through (NaN and Infinity, numbers
+ * such as "1." or "-01", raw control characters in strings, 'keys' in
+ * single quotes, \u0000 in keys), rejects duplicate keys, and records where
+ * each key and value starts.  Keys are decoded by json-c itself, so a path
+ * names a key exactly as the parsed object does.  Anything unexpected is an
+ * error, never a guess: the scan fails closed. */
 
 struct scan {
 	struct wsrc *s;
@@ -316,7 +316,12 @@ static int scan_object(struct scan *sc, const char *path, int depth)
 		skip_ws(sc);
 		koff = sc->i;
 		if (peek(sc) != '"') {
-			unexpected(sc);
+			/* strict json-c still takes 'key' */
+			if (peek(sc) == '\'')
+				wsrc_err_off(sc->s, sc->i, sc->err, "keys must be in double quotes, "
+				             "not single quotes; write \"key\"");
+			else
+				unexpected(sc);
 			goto out;
 		}
 		if (skip_string(sc, true) < 0)

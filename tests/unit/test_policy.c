@@ -119,6 +119,7 @@ static const struct bad bad_cases[] = {
 	{ "unterminated", "{\n  \"name\": \"x\"@\n\n", "ends before the JSON is complete" },
 	{ "unterminated_string", "{\"name\": \"x@", "ends before the JSON is complete" },
 	{ "single_quotes", "{\"name\": @'x'}", "double quotes" },
+	{ "single_quoted_key", "{\"limits\": {@'pids': 5}}", "keys must be in double quotes" },
 	{ "comment", "{\"name\": \"x\" @// note\n}", "comments are not allowed" },
 	{ "bad_literal", "{\"syscalls\": {\"audit\": @tru}}", "invalid value" },
 	{ "unquoted_key", "{@name: \"x\"}", "keys must be in double quotes" },
