@@ -289,73 +289,68 @@ static char *decode_key(struct scan *sc, size_t koff)
 
 static int scan_value(struct scan *sc, char *path, size_t koff, int depth);
 
-/* Duplicate keys: json-c silently keeps the last one, which would let a
- * careless edit override a limit without anyone noticing.  Reported once
- * the object is scanned (an error inside it comes first), at the earliest
- * second occurrence. */
-static int scan_object(struct scan *sc, const char *path, int depth)
+/* An object or a list.  Duplicate keys: json-c silently keeps the last one,
+ * which would let a careless edit override a limit without anyone noticing.
+ * Reported once the object is scanned (an error inside it comes first), at
+ * the earliest second occurrence. */
+static int scan_container(struct scan *sc, const char *path, int depth)
 {
+	bool obj = peek(sc) == '{';
+	int close = obj ? '}' : ']', c, r = -1;
 	json_object *seen = json_object_new_object();   /* key -> offset of its first use */
 	_cleanup_free_ char *dup = NULL;
-	size_t dup_off = 0, first_off = 0;
-	int r = -1;
+	size_t dup_off = 0, first_off = 0, idx;
 
-	sc->i++;   /* '{' */
+	sc->i++;
 	skip_ws(sc);
-	if (peek(sc) == '}') {
+	if (peek(sc) == close) {
 		sc->i++;
 		r = 0;
 		goto out;
 	}
-	for (;;) {
+	for (idx = 0;; idx++) {
 		_cleanup_free_ char *key = NULL;
 		json_object *prev;
 		size_t koff;
-		int c;
 
 		skip_ws(sc);
 		koff = sc->i;
-		if (peek(sc) != '"') {
+		if (obj) {
 			/* strict json-c still takes 'key' */
-			if (peek(sc) == '\'')
+			if (peek(sc) == '\'') {
 				wsrc_err_off(sc->s, sc->i, sc->err, "keys must be in double quotes, "
 				             "not single quotes; write \"key\"");
-			else
-				unexpected(sc);
-			goto out;
+				goto out;
+			}
+			if (peek(sc) != '"')
+				goto bad;
+			if (skip_string(sc, true) < 0)
+				goto out;
+			if (!(key = decode_key(sc, koff)))
+				goto bad;
+			if (!json_object_object_get_ex(seen, key, &prev)) {
+				json_object_object_add(seen, key, json_object_new_int64((int64_t)koff));
+			} else if (!dup) {
+				dup = xstrdup(key);
+				dup_off = koff;
+				first_off = (size_t)json_object_get_int64(prev);
+			}
+			skip_ws(sc);
+			if (peek(sc) != ':')
+				goto bad;
+			sc->i++;
+			skip_ws(sc);
 		}
-		if (skip_string(sc, true) < 0)
-			goto out;
-		key = decode_key(sc, koff);
-		if (!key) {
-			wsrc_err_off(sc->s, koff, sc->err, "unexpected text; check the JSON syntax here");
-			goto out;
-		}
-		if (!json_object_object_get_ex(seen, key, &prev))
-			json_object_object_add(seen, key, json_object_new_int64((int64_t)koff));
-		else if (!dup) {
-			dup = xstrdup(key);
-			dup_off = koff;
-			first_off = (size_t)json_object_get_int64(prev);
-		}
-		skip_ws(sc);
-		if (peek(sc) != ':') {
-			unexpected(sc);
-			goto out;
-		}
-		sc->i++;
-		skip_ws(sc);
-		if (scan_value(sc, *path ? xasprintf("%s.%s", path, key) : xstrdup(key),
-		               koff, depth + 1) < 0)
+		if (scan_value(sc, obj ? (*path ? xasprintf("%s.%s", path, key) : xstrdup(key))
+		                       : xasprintf("%s[%zu]", path, idx),
+		               obj ? koff : sc->i, depth + 1) < 0)
 			goto out;
 		skip_ws(sc);
 		c = peek(sc);
-		if (c != ',' && c != '}') {
-			unexpected(sc);
-			goto out;
-		}
+		if (c != ',' && c != close)
+			goto bad;
 		sc->i++;
-		if (c == '}')
+		if (c == close)
 			break;
 	}
 	r = 0;
@@ -365,34 +360,12 @@ static int scan_object(struct scan *sc, const char *path, int depth)
 		r = wsrc_err_off(sc->s, dup_off, sc->err, "duplicate key \"%s\" (first at line %u); "
 		                 "remove one of them", dup, line);
 	}
+	goto out;
+bad:
+	r = unexpected(sc);
 out:
 	json_object_put(seen);
 	return r;
-}
-
-static int scan_array(struct scan *sc, const char *path, int depth)
-{
-	size_t idx = 0;
-	int c;
-
-	sc->i++;   /* '[' */
-	skip_ws(sc);
-	if (peek(sc) == ']') {
-		sc->i++;
-		return 0;
-	}
-	for (;;) {
-		skip_ws(sc);
-		if (scan_value(sc, xasprintf("%s[%zu]", path, idx++), sc->i, depth + 1) < 0)
-			return -1;
-		skip_ws(sc);
-		c = peek(sc);
-		if (c != ',' && c != ']')
-			return unexpected(sc);
-		sc->i++;
-		if (c == ']')
-			return 0;
-	}
 }
 
 /* `path` (malloc'd) goes into the index. */
@@ -406,10 +379,8 @@ static int scan_value(struct scan *sc, char *path, size_t koff, int depth)
 		                    "nested too deeply; a policy needs at most 3 levels");
 	}
 	record(sc, path, koff, sc->i);
-	if (c == '{')
-		return scan_object(sc, path, depth);
-	if (c == '[')
-		return scan_array(sc, path, depth);
+	if (c == '{' || c == '[')
+		return scan_container(sc, path, depth);
 	if (c == '"')
 		return skip_string(sc, false);
 	return scan_scalar(sc);
