@@ -1,7 +1,8 @@
 /* Private to policy/: the pieces the policy files share.
  *
- *   locate.c    json-c parse, strict scan, key/value positions, located errors
+ *   locate.c    json-c parse, position index (and duplicate keys), located errors
  *   parse.c     the schema: JSON -> fields of a struct wpolicy (one file)
+ *   syntax.c    profile names, paths, host:port as text (no JSON)
  *   merge.c     defaults, `extends` merging, checks that span several keys
  *   profiles.c  profile lookup (user dir, built-ins), extends chains, list
  *   expand.c    $WORKSPACE / $HOME
@@ -78,6 +79,8 @@ enum wfield {
 int wpolicy_parse_fields(const struct wsrc *s, json_object *root, struct wpolicy *p,
                          bool set[F__COUNT], char **extends, struct werr *err);
 
+/* ---- syntax.c ---------------------------------------------------------- */
+
 /* Profile names: letters, digits, '-', '_', '.'; not starting with '.',
  * at most 64 characters, not ending in ".json". */
 bool wprofile_name_ok(const char *name);
@@ -86,6 +89,10 @@ bool wprofile_name_ok(const char *name);
  * ("//usr/" -> "/usr", "${HOME}/x" -> "$HOME/x").  On error, *why is a
  * static "what; fix" text. */
 int wpath_normalize(const char *raw, char **out, const char **why);
+
+/* "host:port", "1.2.3.4:port" or "[v6]:port": NULL when well formed, else a
+ * static "what; fix" text. */
+const char *whostport_problem(const char *s);
 
 /* ---- merge.c ----------------------------------------------------------- */
 

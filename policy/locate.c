@@ -131,58 +131,23 @@ void wsrc_free(struct wsrc *s)
 	s->n_pos = s->cap_pos = 0;
 }
 
-/* ---- the scanner --------------------------------------------------------- */
+/* ---- the position index ---------------------------------------------------
+ *
+ * Runs only on a text json-c has accepted in strict mode, so the structure
+ * is known to be well formed; it does not judge the syntax again.  It checks
+ * only what json-c's strict mode lets through (NaN and Infinity, numbers
+ * such as "1." or "-01", raw control characters in strings, 'keys' in
+ * single quotes, \u0000 in keys), rejects duplicate keys, and records where
+ * each key and value starts.  Keys are decoded by json-c itself, so a path
+ * names a key exactly as the parsed object does.  Anything unexpected is an
+ * error, never a guess: the scan fails closed. */
 
 struct scan {
 	struct wsrc *s;
 	size_t i;
-	char *path;          /* current path, grows */
-	size_t plen, pcap;
+	struct json_tokener *tok;   /* decodes key literals */
 	struct werr *err;
 };
-
-struct member { char *key; size_t koff; };
-
-static void path_set_len(struct scan *sc, size_t len)
-{
-	sc->plen = len;
-	sc->path[len] = '\0';
-}
-
-static void path_append(struct scan *sc, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void path_append(struct scan *sc, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (sc->plen + (size_t)n + 1 > sc->pcap) {
-		sc->pcap = (sc->plen + (size_t)n + 1) * 2;
-		sc->path = realloc(sc->path, sc->pcap);
-		if (!sc->path)
-			abort();
-	}
-	va_start(ap, fmt);
-	vsnprintf(sc->path + sc->plen, sc->pcap - sc->plen, fmt, ap);
-	va_end(ap);
-	sc->plen += (size_t)n;
-}
-
-static void record(struct scan *sc, size_t koff, size_t voff)
-{
-	struct wsrc *s = sc->s;
-
-	if (s->n_pos == s->cap_pos) {
-		s->cap_pos = s->cap_pos ? s->cap_pos * 2 : 64;
-		s->pos = realloc(s->pos, s->cap_pos * sizeof(*s->pos));
-		if (!s->pos)
-			abort();
-	}
-	s->pos[s->n_pos++] = (struct wpos){ .path = xstrdup(sc->path), .koff = koff, .voff = voff };
-}
 
 static int peek(const struct scan *sc)
 {
@@ -197,167 +162,9 @@ static void skip_ws(struct scan *sc)
 		sc->i++;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static void put_utf8(char *buf, size_t *n, unsigned cp)
-{
-	if (cp < 0x80) {
-		buf[(*n)++] = (char)cp;
-	} else if (cp < 0x800) {
-		buf[(*n)++] = (char)(0xC0 | (cp >> 6));
-		buf[(*n)++] = (char)(0x80 | (cp & 0x3F));
-	} else if (cp < 0x10000) {
-		buf[(*n)++] = (char)(0xE0 | (cp >> 12));
-		buf[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		buf[(*n)++] = (char)(0x80 | (cp & 0x3F));
-	} else {
-		buf[(*n)++] = (char)(0xF0 | (cp >> 18));
-		buf[(*n)++] = (char)(0x80 | ((cp >> 12) & 0x3F));
-		buf[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3F));
-		buf[(*n)++] = (char)(0x80 | (cp & 0x3F));
-	}
-}
-
-static int read_hex4(struct scan *sc, unsigned *cp)
-{
-	const char *t = sc->s->text;
-	int k, h;
-
-	*cp = 0;
-	for (k = 0; k < 4; k++) {
-		if (sc->i >= sc->s->len || (h = hexval((unsigned char)t[sc->i])) < 0)
-			return wsrc_err_off(sc->s, sc->i, sc->err,
-			                    "\\u needs four hex digits; write e.g. \\u00e9");
-		*cp = *cp * 16 + (unsigned)h;
-		sc->i++;
-	}
-	return 0;
-}
-
-/* A string at sc->i (the opening quote).  When out is non-NULL, the decoded
- * text is returned there (for keys). */
-static int scan_string(struct scan *sc, char **out)
-{
-	const struct wsrc *s = sc->s;
-	size_t start = sc->i, n = 0;
-	_cleanup_free_ char *buf = NULL;
-
-	if (out) {
-		*out = NULL;
-		/* decoding never makes a string longer than its source */
-		buf = xmalloc(s->len - start + 1);
-	}
-	sc->i++;
-	for (;;) {
-		int c = peek(sc);
-		if (c < 0)
-			return wsrc_err_off(s, start, sc->err,
-			                    "string is not closed; add the closing '\"'");
-		if (c == '"')
-			break;
-		if (c < 0x20)
-			return wsrc_err_off(s, sc->i, sc->err,
-			                    "control character (code %d) inside a string; "
-			                    "write it as an escape such as \\n or \\t", c);
-		if (c != '\\') {
-			if (buf)
-				buf[n++] = (char)c;
-			sc->i++;
-			continue;
-		}
-		size_t esc = sc->i;
-		sc->i++;
-		c = peek(sc);
-		static const char esc_in[] = "\"\\/bfnrt", esc_out[] = "\"\\/\b\f\n\r\t";
-		const char *e = c > 0 ? strchr(esc_in, c) : NULL;
-		if (e) {
-			if (buf)
-				buf[n++] = esc_out[e - esc_in];
-			sc->i++;
-			continue;
-		}
-		if (c != 'u')
-			return wsrc_err_off(s, esc, sc->err,
-			                    "invalid escape in a string; use \\\" \\\\ \\/ \\b "
-			                    "\\f \\n \\r \\t or \\uXXXX");
-		sc->i++;
-		unsigned cp, lo;
-		if (read_hex4(sc, &cp) < 0)
-			return -1;
-		if (cp >= 0xD800 && cp < 0xDC00 && sc->i + 1 < s->len &&
-		    s->text[sc->i] == '\\' && s->text[sc->i + 1] == 'u') {
-			size_t save = sc->i;
-			sc->i += 2;
-			if (read_hex4(sc, &lo) < 0)
-				return -1;
-			if (lo >= 0xDC00 && lo < 0xE000)
-				cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-			else
-				sc->i = save;
-		}
-		if (buf) {
-			if (cp == 0)
-				return wsrc_err_off(s, esc, sc->err,
-				                    "\\u0000 (NUL) is not allowed in a policy; remove it");
-			put_utf8(buf, &n, cp);
-		}
-	}
-	sc->i++;   /* closing quote */
-	if (out) {
-		buf[n] = '\0';
-		*out = steal_pointer(&buf);
-	}
-	return 0;
-}
-
 static bool is_digit(int c)
 {
 	return c >= '0' && c <= '9';
-}
-
-static int scan_number(struct scan *sc)
-{
-	size_t start = sc->i;
-
-	if (peek(sc) == '-')
-		sc->i++;
-	if (peek(sc) == '0') {
-		sc->i++;
-	} else if (is_digit(peek(sc))) {
-		while (is_digit(peek(sc)))
-			sc->i++;
-	} else {
-		goto bad;
-	}
-	if (peek(sc) == '.') {
-		sc->i++;
-		if (!is_digit(peek(sc)))
-			goto bad;
-		while (is_digit(peek(sc)))
-			sc->i++;
-	}
-	if (peek(sc) == 'e' || peek(sc) == 'E') {
-		sc->i++;
-		if (peek(sc) == '+' || peek(sc) == '-')
-			sc->i++;
-		if (!is_digit(peek(sc)))
-			goto bad;
-		while (is_digit(peek(sc)))
-			sc->i++;
-	}
-	return 0;
-bad:
-	return wsrc_err_off(sc->s, start, sc->err,
-	                    "malformed number; write e.g. 256, 1.5 or 1e3");
 }
 
 static bool word_char(int c)
@@ -365,206 +172,233 @@ static bool word_char(int c)
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || is_digit(c) || c == '_';
 }
 
-static int scan_word(struct scan *sc)
+/* Something json-c's strict parse would not have accepted. */
+static int unexpected(struct scan *sc)
 {
-	static const char *const words[] = { "true", "false", "null" };
-	size_t start = sc->i, k;
+	return wsrc_err_off(sc->s, sc->i, sc->err, "unexpected text; check the JSON syntax here");
+}
 
-	while (word_char(peek(sc)))
+static void record(struct scan *sc, char *path, size_t koff, size_t voff)
+{
+	struct wsrc *s = sc->s;
+
+	if (s->n_pos == s->cap_pos) {
+		s->cap_pos = s->cap_pos ? s->cap_pos * 2 : 64;
+		s->pos = realloc(s->pos, s->cap_pos * sizeof(*s->pos));
+		if (!s->pos)
+			abort();
+	}
+	s->pos[s->n_pos++] = (struct wpos){ .path = path, .koff = koff, .voff = voff };
+}
+
+/* The string at sc->i (its opening quote); leaves sc->i after it. */
+static int skip_string(struct scan *sc, bool key)
+{
+	const struct wsrc *s = sc->s;
+
+	for (sc->i++; sc->i < s->len && s->text[sc->i] != '"'; sc->i++) {
+		unsigned char c = (unsigned char)s->text[sc->i];
+		if (c < 0x20)
+			return wsrc_err_off(s, sc->i, sc->err,
+			                    "control character (code %d) inside a string; "
+			                    "write it as an escape such as \\n or \\t", c);
+		if (c != '\\')
+			continue;
+		/* json-c would cut the key short at the NUL */
+		if (key && s->len - sc->i >= 6 && !memcmp(s->text + sc->i, "\\u0000", 6))
+			return wsrc_err_off(s, sc->i, sc->err,
+			                    "\\u0000 (NUL) is not allowed in a policy; remove it");
+		sc->i++;   /* the escaped character: \" does not end the string */
+	}
+	if (sc->i >= s->len)
+		return unexpected(sc);
+	sc->i++;
+	return 0;
+}
+
+/* Plain JSON numbers only: json-c also takes "1.", "00" and "-01". */
+static bool number_ok(const char *t, size_t n)
+{
+	size_t i = 0;
+
+	if (i < n && t[i] == '-')
+		i++;
+	if (i < n && t[i] == '0')
+		i++;
+	else if (i < n && is_digit(t[i]))
+		while (i < n && is_digit(t[i]))
+			i++;
+	else
+		return false;
+	if (i < n && t[i] == '.') {
+		if (++i >= n || !is_digit(t[i]))
+			return false;
+		while (i < n && is_digit(t[i]))
+			i++;
+	}
+	if (i < n && (t[i] == 'e' || t[i] == 'E')) {
+		if (++i < n && (t[i] == '+' || t[i] == '-'))
+			i++;
+		if (i >= n || !is_digit(t[i]))
+			return false;
+		while (i < n && is_digit(t[i]))
+			i++;
+	}
+	return i == n;
+}
+
+/* A number, true, false or null; json-c also takes NaN and Infinity. */
+static int scan_scalar(struct scan *sc)
+{
+	const char *t = sc->s->text + sc->i;
+	size_t start = sc->i, n;
+	int c;
+
+	while ((c = peek(sc)) >= 0 && (word_char(c) || c == '-' || c == '+' || c == '.'))
 		sc->i++;
-	for (k = 0; k < ARRAY_SIZE(words); k++)
-		if (sc->i - start == strlen(words[k]) &&
-		    !memcmp(sc->s->text + start, words[k], sc->i - start))
+	n = sc->i - start;
+	if (n == 0)
+		return unexpected(sc);
+	if (t[0] == '-' || is_digit(t[0])) {
+		if (number_ok(t, n))
 			return 0;
+		return wsrc_err_off(sc->s, start, sc->err,
+		                    "malformed number; write e.g. 256, 1.5 or 1e3");
+	}
+	if ((n == 4 && !memcmp(t, "true", 4)) || (n == 5 && !memcmp(t, "false", 5)) ||
+	    (n == 4 && !memcmp(t, "null", 4)))
+		return 0;
 	return wsrc_err_off(sc->s, start, sc->err,
 	                    "unexpected \"%.*s\"; a value is a \"string\", a number, "
-	                    "true, false, null, a [list] or an {object}",
-	                    (int)(sc->i - start > 20 ? 20 : sc->i - start), sc->s->text + start);
+	                    "true, false, null, a [list] or an {object}", (int)(n > 20 ? 20 : n), t);
 }
 
-static int scan_value(struct scan *sc, size_t koff, int depth);
-
-static int cmp_member(const void *a, const void *b)
+/* The key literal at koff..sc->i, decoded by json-c. */
+static char *decode_key(struct scan *sc, size_t koff)
 {
-	const struct member *x = a, *y = b;
-	int r = strcmp(x->key, y->key);
+	json_object *k;
+	char *r = NULL;
 
-	if (r)
-		return r;
-	return x->koff < y->koff ? -1 : x->koff > y->koff;
+	json_tokener_reset(sc->tok);
+	k = json_tokener_parse_ex(sc->tok, sc->s->text + koff, (int)(sc->i - koff));
+	if (json_object_is_type(k, json_type_string))
+		r = xstrdup(json_object_get_string(k));
+	json_object_put(k);
+	return r;
 }
 
-/* Duplicate keys: json-c silently keeps the last one, which would let a
- * careless edit override a limit without anyone noticing. */
-static int check_duplicates(struct scan *sc, struct member *m, size_t n)
+static int scan_value(struct scan *sc, char *path, size_t koff, int depth);
+
+/* An object or a list.  Duplicate keys: json-c silently keeps the last one,
+ * which would let a careless edit override a limit without anyone noticing.
+ * Reported once the object is scanned (an error inside it comes first), at
+ * the earliest second occurrence. */
+static int scan_container(struct scan *sc, const char *path, int depth)
 {
-	const struct member *dup = NULL, *first = NULL;
-	unsigned line, col;
-	size_t i;
+	bool obj = peek(sc) == '{';
+	int close = obj ? '}' : ']', c, r = -1;
+	json_object *seen = json_object_new_object();   /* key -> offset of its first use */
+	_cleanup_free_ char *dup = NULL;
+	size_t dup_off = 0, first_off = 0, idx;
 
-	qsort(m, n, sizeof(*m), cmp_member);
-	for (i = 1; i < n; i++) {
-		if (strcmp(m[i - 1].key, m[i].key))
-			continue;
-		/* report the earliest second occurrence in the file */
-		if (!dup || m[i].koff < dup->koff) {
-			dup = &m[i];
-			first = &m[i - 1];
-			while (first > m && !strcmp((first - 1)->key, m[i].key))
-				first--;
-		}
-	}
-	if (!dup)
-		return 0;
-	wsrc_linecol(sc->s, first->koff, &line, &col);
-	return wsrc_err_off(sc->s, dup->koff, sc->err,
-	                    "duplicate key \"%s\" (first at line %u); remove one of them",
-	                    dup->key, line);
-}
-
-static int scan_object(struct scan *sc, int depth)
-{
-	struct member *m = NULL;
-	size_t n = 0, cap = 0, base = sc->plen, k;
-	int r = -1;
-
-	sc->i++;   /* '{' */
+	sc->i++;
 	skip_ws(sc);
-	if (peek(sc) == '}') {
+	if (peek(sc) == close) {
 		sc->i++;
-		return 0;
+		r = 0;
+		goto out;
 	}
-	for (;;) {
-		char *key = NULL;
+	for (idx = 0;; idx++) {
+		_cleanup_free_ char *key = NULL;
+		json_object *prev;
 		size_t koff;
 
 		skip_ws(sc);
 		koff = sc->i;
-		if (peek(sc) != '"') {
-			wsrc_err_off(sc->s, sc->i, sc->err, peek(sc) == '\'' ?
-			             "keys must be in double quotes, not single quotes; write \"key\"" :
-			             "expected a key in double quotes; write e.g. \"name\": \"mine\"");
-			goto out;
-		}
-		if (scan_string(sc, &key) < 0)
-			goto out;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 8;
-			m = realloc(m, cap * sizeof(*m));
-			if (!m)
-				abort();
-		}
-		m[n++] = (struct member){ .key = key, .koff = koff };
-		skip_ws(sc);
-		if (peek(sc) != ':') {
-			wsrc_err_off(sc->s, sc->i, sc->err, "expected ':' after the key; write \"key\": value");
-			goto out;
-		}
-		sc->i++;
-		skip_ws(sc);
-		path_append(sc, base ? ".%s" : "%s", key);
-		if (scan_value(sc, koff, depth + 1) < 0)
-			goto out;
-		path_set_len(sc, base);
-		skip_ws(sc);
-		if (peek(sc) == '}') {
+		if (obj) {
+			/* strict json-c still takes 'key' */
+			if (peek(sc) == '\'') {
+				wsrc_err_off(sc->s, sc->i, sc->err, "keys must be in double quotes, "
+				             "not single quotes; write \"key\"");
+				goto out;
+			}
+			if (peek(sc) != '"')
+				goto bad;
+			if (skip_string(sc, true) < 0)
+				goto out;
+			if (!(key = decode_key(sc, koff)))
+				goto bad;
+			if (!json_object_object_get_ex(seen, key, &prev)) {
+				json_object_object_add(seen, key, json_object_new_int64((int64_t)koff));
+			} else if (!dup) {
+				dup = xstrdup(key);
+				dup_off = koff;
+				first_off = (size_t)json_object_get_int64(prev);
+			}
+			skip_ws(sc);
+			if (peek(sc) != ':')
+				goto bad;
 			sc->i++;
-			break;
+			skip_ws(sc);
 		}
-		if (peek(sc) != ',') {
-			wsrc_err_off(sc->s, sc->i, sc->err, "expected ',' or '}' after the value; "
-			             "separate members with commas");
+		if (scan_value(sc, obj ? (*path ? xasprintf("%s.%s", path, key) : xstrdup(key))
+		                       : xasprintf("%s[%zu]", path, idx),
+		               obj ? koff : sc->i, depth + 1) < 0)
 			goto out;
-		}
-		size_t comma = sc->i++;
 		skip_ws(sc);
-		if (peek(sc) == '}') {
-			wsrc_err_off(sc->s, comma, sc->err, "trailing comma before '}'; remove the comma");
-			goto out;
-		}
+		c = peek(sc);
+		if (c != ',' && c != close)
+			goto bad;
+		sc->i++;
+		if (c == close)
+			break;
 	}
-	r = check_duplicates(sc, m, n);
+	r = 0;
+	if (dup) {
+		unsigned line, col;
+		wsrc_linecol(sc->s, first_off, &line, &col);
+		r = wsrc_err_off(sc->s, dup_off, sc->err, "duplicate key \"%s\" (first at line %u); "
+		                 "remove one of them", dup, line);
+	}
+	goto out;
+bad:
+	r = unexpected(sc);
 out:
-	for (k = 0; k < n; k++)
-		free(m[k].key);
-	free(m);
+	json_object_put(seen);
 	return r;
 }
 
-static int scan_array(struct scan *sc, int depth)
-{
-	size_t base = sc->plen, idx = 0;
-
-	sc->i++;   /* '[' */
-	skip_ws(sc);
-	if (peek(sc) == ']') {
-		sc->i++;
-		return 0;
-	}
-	for (;;) {
-		skip_ws(sc);
-		path_append(sc, "[%zu]", idx++);
-		if (scan_value(sc, sc->i, depth + 1) < 0)
-			return -1;
-		path_set_len(sc, base);
-		skip_ws(sc);
-		if (peek(sc) == ']') {
-			sc->i++;
-			return 0;
-		}
-		if (peek(sc) != ',')
-			return wsrc_err_off(sc->s, sc->i, sc->err, "expected ',' or ']' after the "
-			                    "list element; separate elements with commas");
-		size_t comma = sc->i++;
-		skip_ws(sc);
-		if (peek(sc) == ']')
-			return wsrc_err_off(sc->s, comma, sc->err,
-			                    "trailing comma before ']'; remove the comma");
-	}
-}
-
-static int scan_value(struct scan *sc, size_t koff, int depth)
+/* `path` (malloc'd) goes into the index. */
+static int scan_value(struct scan *sc, char *path, size_t koff, int depth)
 {
 	int c = peek(sc);
 
-	if (depth > SCAN_MAX_DEPTH)
+	if (depth > SCAN_MAX_DEPTH) {
+		free(path);
 		return wsrc_err_off(sc->s, sc->i, sc->err,
 		                    "nested too deeply; a policy needs at most 3 levels");
-	record(sc, koff, sc->i);
-	if (c == '{')
-		return scan_object(sc, depth);
-	if (c == '[')
-		return scan_array(sc, depth);
+	}
+	record(sc, path, koff, sc->i);
+	if (c == '{' || c == '[')
+		return scan_container(sc, path, depth);
 	if (c == '"')
-		return scan_string(sc, NULL);
-	if (c == '-' || is_digit(c))
-		return scan_number(sc);
-	if (c == '\'')
-		return wsrc_err_off(sc->s, sc->i, sc->err,
-		                    "strings must be in double quotes, not single quotes; write \"text\"");
-	if (c < 0)
-		return wsrc_err_off(sc->s, sc->i, sc->err,
-		                    "the file ends where a value was expected; complete it");
-	return scan_word(sc);
+		return skip_string(sc, false);
+	return scan_scalar(sc);
 }
 
 static int scan_text(struct wsrc *s, struct werr *err)
 {
-	struct scan sc = { .s = s, .err = err };
+	struct scan sc = { .s = s, .err = err, .tok = json_tokener_new() };
 	int r;
 
-	sc.pcap = 64;
-	sc.path = xmalloc(sc.pcap);
-	path_set_len(&sc, 0);
+	if (!sc.tok)
+		return werr_set(err, 0, "%s: out of memory", s->source);
 	skip_ws(&sc);
-	r = scan_value(&sc, sc.i, 0);
-	if (r == 0) {
-		skip_ws(&sc);
-		if (sc.i < s->len)
-			r = wsrc_err_off(s, sc.i, err, "unexpected text after the end of the policy; "
-			                 "a policy file holds exactly one JSON object");
-	}
-	free(sc.path);
+	r = scan_value(&sc, xstrdup(""), sc.i, 0);
+	skip_ws(&sc);
+	if (r == 0 && sc.i < s->len)
+		r = unexpected(&sc);
+	json_tokener_free(sc.tok);
 	return r;
 }
 

@@ -9,7 +9,7 @@ command -v clang >/dev/null || { echo "fuzz: clang is required (apt-get install 
 B=build-fuzz
 SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer"
 make -s BUILD=$B CC=clang WARN="-Wall -Wno-unused-parameter" OPT="-O1 -g $SAN" HARDEN="" LDFLAGS="-fsanitize=address,undefined" \
-	$B/libwarden.a $B/libbroker.a
+	$B/libwarden.a $B/libbroker.a $B/filters.o
 libs="$(pkg-config --libs libseccomp libcap json-c libnl-3.0 libnl-route-3.0 libcrypto libcurl libedit)"
 cflags="-std=gnu11 -D_GNU_SOURCE -Iinclude -Ibroker $(pkg-config --cflags json-c libnl-3.0)"
 rc=0
@@ -18,7 +18,7 @@ for src in "$@"; do
 	mkdir -p "$B/corpus/$name"
 	# shellcheck disable=SC2086
 	clang $cflags -O1 -g -fsanitize=fuzzer,address,undefined -o "$B/$name" "$src" \
-		$B/libbroker.a $B/libwarden.a $libs
+		$B/filters.o $B/libbroker.a $B/libwarden.a $libs
 	# earlier finds first: each must now pass
 	for seed in tests/fuzz/regress/"$name"-*; do
 		[ -f "$seed" ] || continue

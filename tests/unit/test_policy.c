@@ -119,6 +119,7 @@ static const struct bad bad_cases[] = {
 	{ "unterminated", "{\n  \"name\": \"x\"@\n\n", "ends before the JSON is complete" },
 	{ "unterminated_string", "{\"name\": \"x@", "ends before the JSON is complete" },
 	{ "single_quotes", "{\"name\": @'x'}", "double quotes" },
+	{ "single_quoted_key", "{\"limits\": {@'pids': 5}}", "keys must be in double quotes" },
 	{ "comment", "{\"name\": \"x\" @// note\n}", "comments are not allowed" },
 	{ "bad_literal", "{\"syscalls\": {\"audit\": @tru}}", "invalid value" },
 	{ "unquoted_key", "{@name: \"x\"}", "keys must be in double quotes" },
@@ -133,6 +134,17 @@ static const struct bad bad_cases[] = {
 	  "duplicate key \"pids\" (first at line 2)" },
 	{ "duplicate_top_key", "{\"name\": \"a\", \"env\": {}, @\"name\": \"b\"}",
 	  "duplicate key \"name\"" },
+	/* json-c decodes a key before comparing: the same key written two ways */
+	{ "duplicate_key_escaped", "{\"name\": \"a\", @\"n\\u0061me\": \"b\"}",
+	  "duplicate key \"name\"" },
+	/* json-c turns every lone surrogate into U+FFFD, so these two keys are one
+	 * to it and the second silently replaced the first */
+	{ "duplicate_key_lone_surrogates",
+	  "{\"filesystem\": {\"tmpfs\": {\"/tmp/\\ud800\": \"1M\",\n  @\"/tmp/\\udbff\": \"2M\"}}}",
+	  "duplicate key \"/tmp/" },
+	{ "nul_in_key", "{\"na@\\u0000me\": \"a\"}", "\\u0000 (NUL) is not allowed" },
+	{ "number_leading_zero", "{\"limits\": {\"pids\": @-01}}", "malformed number" },
+	{ "infinity", "{\"limits\": {\"cpus\": @Infinity}}", "unexpected \"Infinity\"" },
 	{ "utf8_column", "{\"description\": \"h\xc3\xa9llo w\xc3\xb6rld\", @\"bogus\": 1}",
 	  "unknown key \"bogus\"" },
 
