@@ -25,7 +25,9 @@
 #include "client.h"
 #include "config.h"
 #include "conv.h"
+#include "extract.h"
 #include "llm.h"
+#include "lmc.h"
 #include "sanitize.h"
 #include "ui.h"
 #include "warden/util.h"
@@ -376,8 +378,8 @@ static void chat_ports(const struct chat_settings *s, uint16_t *ports, size_t *n
 	add_port(ports, n, 53);   /* a resolver falls back to TCP for long answers */
 	if (s && s->api_base)
 		add_port(ports, n, url_port(s->api_base, 0));
-	else if (s && s->model && !strncmp(s->model, "ollama/", 7))
-		add_port(ports, n, 11434);
+	else if (s && s->model)
+		add_port(ports, n, llm_model_port(s->model));   /* ollama's 11434 */
 	for (size_t i = 0; i < ARRAY_SIZE(proxy_vars); i++) {
 		const char *v = getenv(proxy_vars[i]);
 
@@ -661,23 +663,10 @@ static void ev_retry(void *ctx, int attempt, long wait_ms, const char *why)
 	ui_spinner_start(&c->ui, "waiting for the model");
 }
 
-static const char *default_base(const char *provider)
-{
-	if (!provider)
-		return "";
-	if (!strcmp(provider, "anthropic"))
-		return "https://api.anthropic.com";
-	if (!strcmp(provider, "ollama"))
-		return "http://127.0.0.1:11434/v1";
-	if (!strcmp(provider, "openai"))
-		return "https://api.openai.com/v1";
-	return "";
-}
-
 static void model_error(struct chat *c, const struct werr *err)
 {
 	const char *m = err->msg;
-	const char *url = c->llm.api_base ? c->llm.api_base : default_base(c->llm.provider);
+	const char *url = c->llm.api_base ? c->llm.api_base : llm_default_base(c->llm.provider);
 	bool conn = strcasestr(m, "connect") || strcasestr(m, "refused") ||
 	            strcasestr(m, "resolve") || strcasestr(m, "unreachable");
 
