@@ -58,6 +58,6 @@ int broker_confine(const struct bdirs *d, const struct bconfine *c, struct werr 
 int broker_tcp_confined(void);
 
 int serve_main(int argc, char **argv, const struct bdirs *d);
-int chat_main(int argc, char **argv, const struct bdirs *d);
+/* chat_main: chat.h (its options are parsed before confinement) */
 
 #endif
