@@ -2,8 +2,8 @@
  * supervisor socket on fd 3 (BROKER_SUP_FD); it confines itself before it
  * reads any input (broker/confine.c), then runs one mode:
  *
- *   warden-broker serve --stdio [...]    JSON-lines API   (broker/serve.c)
- *   warden-broker chat [...]             the LLM conversation (broker/chat.c)
+ *   warden-broker serve --stdio [...]    JSON-lines API   (broker/api_stdio.c)
+ *   warden-broker chat [...]             the LLM conversation (broker/chat.c, chat.h)
  *
  * Each mode gets argv from its own name on (argv[0] = "serve" / "chat"). */
 #ifndef BROKER_BROKER_H
