@@ -167,10 +167,15 @@ int llm_complete(const struct llm_config *cfg, const char *system, json_object *
 		return werr_set(err, 0, "the conversation is not a JSON array");
 	p = provider_named(cfg->provider);
 	llm_stream_init(&s, cfg->provider, ev, ctx);
-	if (p)
-		r = p->complete(p, cfg, system, history, &s, cancel, err);
-	else
+	if (!p) {
 		r = werr_set(err, 0, "unknown provider '%s': %s", cfg->provider, model_forms);
+	} else if (p->complete) {
+		r = p->complete(cfg, history, &s, cancel, err);
+	} else {
+		_cleanup_free_ char *body = p->request_body(cfg, system, history);
+
+		r = llm_stream_post(&s, &p->post, p->default_base, cfg, body, cancel, err);
+	}
 	if (r < 0) {
 		struct werr e2 = { 0 };
 		/* keep what streamed: text, and tool calls whose arguments are whole */

@@ -321,27 +321,16 @@ out:
 	return r;
 }
 
-/* ---- the request ---- */
-
-static int anthropic_complete(const struct llm_provider *p, const struct llm_config *cfg,
-                              const char *system, json_object *history, struct llm_stream *s,
-                              volatile sig_atomic_t *cancel, struct werr *err)
-{
-	static const struct llm_post post = {
-		.path = "/messages", .key_header = "x-api-key: ",
-		.extra_header = "anthropic-version: " ANTHROPIC_VERSION,
-		.on_event = anthropic_on_event, .api = "the Anthropic API",
-		.end_event = "message_stop",
-	};
-	struct llm_post pp = post;
-	_cleanup_free_ char *body = anthropic_request_body(cfg, system, history);
-
-	pp.default_base = p->default_base;
-	return llm_stream_post(s, &pp, cfg, body, cancel, err);
-}
+/* ---- the provider ---- */
 
 const struct llm_provider llm_provider_anthropic = {
 	.name = "anthropic", .prefix = "anthropic/", .needs = "a model",
 	.default_base = "https://api.anthropic.com/v1", .default_port = 443,
-	.complete = anthropic_complete,
+	.request_body = anthropic_request_body,
+	.post = {
+		.path = "/messages", .key_header = "x-api-key: ",
+		.extra_header = "anthropic-version: " ANTHROPIC_VERSION,
+		.on_event = anthropic_on_event, .api = "the Anthropic API",
+		.end_event = "message_stop",
+	},
 };

@@ -296,33 +296,23 @@ out:
 	return r;
 }
 
-/* ---- the request ---- */
+/* ---- the providers ---- */
 
-static int openai_complete(const struct llm_provider *p, const struct llm_config *cfg,
-                           const char *system, json_object *history, struct llm_stream *s,
-                           volatile sig_atomic_t *cancel, struct werr *err)
-{
-	static const struct llm_post post = {
-		.path = "/chat/completions", .key_header = "Authorization: Bearer ",
-		.on_event = openai_on_event, .api = "an OpenAI-compatible API that streams",
-		.end_event = "[DONE]", .finish_ends = true,
-	};
-	struct llm_post pp = post;
-	_cleanup_free_ char *body = openai_request_body(cfg, system, history);
-
-	pp.default_base = p->default_base;
-	return llm_stream_post(s, &pp, cfg, body, cancel, err);
+#define OPENAI_POST { \
+	.path = "/chat/completions", .key_header = "Authorization: Bearer ", \
+	.on_event = openai_on_event, .api = "an OpenAI-compatible API that streams", \
+	.end_event = "[DONE]", .finish_ends = true, \
 }
 
 const struct llm_provider llm_provider_openai = {
 	.name = "openai", .prefix = "openai/", .needs = "a model",
 	.default_base = "https://api.openai.com/v1", .default_port = 443,
-	.complete = openai_complete,
+	.request_body = openai_request_body, .post = OPENAI_POST,
 };
 
 /* ollama serves the same API on the same machine */
 const struct llm_provider llm_provider_ollama = {
 	.name = "ollama", .prefix = "ollama/", .needs = "a model",
 	.default_base = "http://localhost:11434/v1", .default_port = 11434,
-	.complete = openai_complete,
+	.request_body = openai_request_body, .post = OPENAI_POST,
 };

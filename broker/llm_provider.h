@@ -19,9 +19,13 @@ struct llm_provider {
 	long default_port;          /* its TCP port (broker_confine); 0: no network */
 	/* At parse time, before the broker confines itself (may be NULL). */
 	int (*preload)(const char *model, struct werr *err);
-	/* One assistant turn into s->turn (and s's tool calls). */
-	int (*complete)(const struct llm_provider *p, const struct llm_config *cfg,
-	                const char *system, json_object *history, struct llm_stream *s,
+	/* An HTTP API: the request body (malloc'd) and how it is posted and its
+	 * stream read (llm_stream_post) ... */
+	char *(*request_body)(const struct llm_config *cfg, const char *system,
+	                      json_object *history);
+	struct llm_post post;
+	/* ... or anything else: one assistant turn into s->turn. */
+	int (*complete)(const struct llm_config *cfg, json_object *history, struct llm_stream *s,
 	                volatile sig_atomic_t *cancel, struct werr *err);
 };
 

@@ -165,9 +165,8 @@ static size_t chunk_len(const char *s, size_t left)
 	return n;
 }
 
-static int replay_complete(const struct llm_provider *p, const struct llm_config *cfg,
-                           const char *system, json_object *history, struct llm_stream *s,
-                           volatile sig_atomic_t *cancel, struct werr *err)
+static int replay_complete(const struct llm_config *cfg, json_object *history,
+                           struct llm_stream *s, volatile sig_atomic_t *cancel, struct werr *err)
 {
 	struct llm_turn *t = &s->turn;
 	json_object *rec = NULL;

@@ -27,26 +27,32 @@ void turn_free(struct llm_turn *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* Appends n bytes to a NUL-terminated buffer of *len bytes, growing it. */
+static void append(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		size_t c = *cap ? *cap : 256;
+		while (c < *len + n + 1)
+			c *= 2;
+		char *b = xmalloc(c);
+		if (*len)
+			memcpy(b, *buf, *len);
+		free(*buf);
+		*buf = b;
+		*cap = c;
+	}
+	memcpy(*buf + *len, p, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+}
+
 int turn_text(struct llm_turn *t, const char *s, size_t n, struct werr *err)
 {
 	if (n == 0)
 		return 0;
 	if (t->total + n > LLM_REPLY_MAX)
 		return werr_set(err, 0, "the reply is larger than %u MiB", LLM_REPLY_MAX >> 20);
-	if (t->text_len + n + 1 > t->text_cap) {
-		size_t c = t->text_cap ? t->text_cap : 1024;
-		while (c < t->text_len + n + 1)
-			c *= 2;
-		char *p = xmalloc(c);
-		if (t->text_len)
-			memcpy(p, t->text, t->text_len);
-		free(t->text);
-		t->text = p;
-		t->text_cap = c;
-	}
-	memcpy(t->text + t->text_len, s, n);
-	t->text_len += n;
-	t->text[t->text_len] = '\0';
+	append(&t->text, &t->text_len, &t->text_cap, s, n);
 	t->total += n;
 	if (t->ev && t->ev->text)
 		t->ev->text(t->ctx, s, n);
@@ -187,24 +193,6 @@ const char *llm_jstr(json_object *o, const char *key)
 	return NULL;
 }
 
-static void grow_args(struct llm_call *c, const char *p, size_t n)
-{
-	if (c->args_len + n + 1 > c->args_cap) {
-		size_t cap = c->args_cap ? c->args_cap : 256;
-		while (cap < c->args_len + n + 1)
-			cap *= 2;
-		char *b = xmalloc(cap);
-		if (c->args_len)
-			memcpy(b, c->args, c->args_len);
-		free(c->args);
-		c->args = b;
-		c->args_cap = cap;
-	}
-	memcpy(c->args + c->args_len, p, n);
-	c->args_len += n;
-	c->args[c->args_len] = '\0';
-}
-
 /* ev->code_start as soon as the language can be told. */
 static void announce(struct llm_stream *s, struct llm_call *c)
 {
@@ -264,7 +252,7 @@ int llm_call_add(struct llm_stream *s, int index, const char *id, const char *na
 			return werr_set(err, 0, "%s: the reply is larger than %u MiB", s->who,
 			                LLM_REPLY_MAX >> 20);
 		s->turn.total += args_len;
-		grow_args(c, args, args_len);
+		append(&c->args, &c->args_len, &c->args_cap, args, args_len);
 	}
 	announce(s, c);
 	return 0;
@@ -305,11 +293,11 @@ static void on_retry(void *ctx, int attempt, long wait_ms, const char *why)
 		ev->retry(ps->s->turn.ctx, attempt, wait_ms, why);
 }
 
-int llm_stream_post(struct llm_stream *s, const struct llm_post *p,
+int llm_stream_post(struct llm_stream *s, const struct llm_post *p, const char *default_base,
                     const struct llm_config *cfg, const char *body,
                     volatile sig_atomic_t *cancel, struct werr *err)
 {
-	_cleanup_free_ char *base = llm_base_url(cfg->api_base ? cfg->api_base : p->default_base);
+	_cleanup_free_ char *base = llm_base_url(cfg->api_base ? cfg->api_base : default_base);
 	_cleanup_free_ char *url = xasprintf("%s%s", base, p->path);
 	char *key = NULL;
 	const char *headers[5];

@@ -88,7 +88,6 @@ char *llm_base_url(const char *base);
 /* One streamed request of a provider. */
 struct llm_post {
 	const char *path;           /* appended to the API base: "/chat/completions" */
-	const char *default_base;   /* when cfg->api_base is NULL */
 	const char *key_header;     /* "Authorization: Bearer ": the API key follows */
 	const char *extra_header;   /* one more "Name: value", or NULL */
 	sse_event_fn on_event;      /* ctx = the struct llm_stream */
@@ -97,10 +96,10 @@ struct llm_post {
 	const char *api, *end_event;
 	bool finish_ends;           /* a finish reason ends the stream too */
 };
-/* POSTs body, feeds the reply's events to p->on_event, reports the retries
+/* POSTs body to cfg->api_base (else default_base) + p->path, feeds the reply's events to p->on_event, reports the retries
  * to s->turn.ev->retry, checks the stream ended and turns its tool calls
  * into code.  0, or -1 with a one-line err; s holds what streamed either way. */
-int llm_stream_post(struct llm_stream *s, const struct llm_post *p,
+int llm_stream_post(struct llm_stream *s, const struct llm_post *p, const char *default_base,
                     const struct llm_config *cfg, const char *body,
                     volatile sig_atomic_t *cancel, struct werr *err);
 
