@@ -36,34 +36,6 @@
 #define DEFAULT_CONTEXT 32000
 #define MAX_ROUNDS 40             /* model calls for one user message */
 
-/* ---- conversation helpers ---- */
-
-void chat_add_console(struct chat *c, const char *content)
-{
-	json_object_array_add(c->msgs, lmc_msg("computer", "console", "output", content));
-}
-
-void chat_save(struct chat *c)
-{
-	struct werr err = { 0 };
-
-	if (!json_object_array_length(c->msgs))
-		return;
-	if (!c->conv_path) {
-		const char *first = NULL;
-
-		for (size_t i = 0; i < json_object_array_length(c->msgs) && !first; i++) {
-			json_object *m = json_object_array_get_idx(c->msgs, i);
-
-			if (!strcmp(mstr(m, "role") ?: "", "user"))
-				first = mstr(m, "content");
-		}
-		c->conv_path = conv_new_path(c->d->data, first);
-	}
-	if (conv_save(c->conv_path, c->msgs, &err) < 0)
-		ui_error(&c->ui, "%s", err.msg);
-}
-
 /* ---- the model ---- */
 
 static void ev_text(void *ctx, const char *s, size_t n)

@@ -44,7 +44,8 @@ static inline const char *mstr(json_object *m, const char *k)
 int chat_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern const char chat_usage_text[];
 
-/* chat.c: the conversation */
+/* chat_conv.c: the conversation, shown, added to, saved */
+void chat_show_conversation(struct chat *c);
 void chat_add_console(struct chat *c, const char *content);
 void chat_save(struct chat *c);
 
@@ -57,8 +58,7 @@ enum { RB_RAN, RB_DECLINED, RB_INTERRUPTED, RB_FATAL };
 int chat_run_block(struct chat *c, json_object *m);
 void chat_close_session(struct chat *c);
 
-/* chat_magic.c: a %command line; the conversation shown again */
+/* chat_magic.c: a %command line */
 void chat_magic(struct chat *c, char *line);
-void chat_show_conversation(struct chat *c);
 
 #endif

@@ -14,29 +14,6 @@
 
 /* ---- magic commands ---- */
 
-void chat_show_conversation(struct chat *c)
-{
-	for (size_t i = 0; i < json_object_array_length(c->msgs); i++) {
-		json_object *m = json_object_array_get_idx(c->msgs, i);
-		const char *role = mstr(m, "role") ?: "", *type = mstr(m, "type") ?: "";
-		const char *content = mstr(m, "content") ?: "";
-
-		if (!strcmp(role, "user")) {
-			ui_bold(&c->ui, "> %s", content);
-		} else if (!strcmp(type, "code")) {
-			ui_code_box(&c->ui, mstr(m, "format"), chat_profile_name(c), content);
-		} else if (!strcmp(type, "console")) {
-			_cleanup_free_ char *s = wsan_str(content, strlen(content));
-
-			ui_output(&c->ui, WSTREAM_STDOUT, s, strlen(s));
-			ui_newline(&c->ui);
-		} else {
-			ui_model_text(&c->ui, content, strlen(content));
-			ui_model_end(&c->ui);
-		}
-	}
-}
-
 static const char magic_help_text[] =
 	"  %reset            start a new conversation (and a fresh jail)\n"
 	"  %undo             forget your last message and everything after it\n"
