@@ -2,8 +2,8 @@
  * supervisor socket on fd 3 (BROKER_SUP_FD); it confines itself before it
  * reads any input (broker/confine.c), then runs one mode:
  *
- *   warden-broker serve --stdio [...]    JSON-lines API   (broker/serve.c)
- *   warden-broker chat [...]             the LLM conversation (broker/chat.c)
+ *   warden-broker serve --stdio [...]    JSON-lines API   (broker/api_stdio.c)
+ *   warden-broker chat [...]             the LLM conversation (broker/chat.c, chat.h)
  *
  * Each mode gets argv from its own name on (argv[0] = "serve" / "chat"). */
 #ifndef BROKER_BROKER_H
@@ -58,6 +58,6 @@ int broker_confine(const struct bdirs *d, const struct bconfine *c, struct werr 
 int broker_tcp_confined(void);
 
 int serve_main(int argc, char **argv, const struct bdirs *d);
-int chat_main(int argc, char **argv, const struct bdirs *d);
+/* chat_main: chat.h (its options are parsed before confinement) */
 
 #endif

@@ -1,5 +1,5 @@
 /* Code blocks in assistant text (no-tools mode), and the repair of the
- * tool calls local models get wrong (llm.h).
+ * tool calls local models get wrong (extract.h).
  *
  * What counts as code, in the order it appears in the text:
  *   - a fenced block (``` or ~~~, three or more, at the start of a line,
@@ -23,7 +23,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "llm_impl.h"
+#include "extract.h"
+#include "lmc.h"
 #include "warden/util.h"
 
 /* how many JSON parses one text may cost */

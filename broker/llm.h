@@ -11,7 +11,12 @@
  * message becomes a call of the one tool, execute(language, code), and the
  * "computer" console message after it the tool's result.  Tool-call ids are
  * derived from message positions, so the same history always converts the
- * same way. */
+ * same way.
+ *
+ * The files: llm.c (this header: set-up, model names, dispatch) over the
+ * providers (llm_provider.h: llm_openai.c, llm_anthropic.c, llm_replay.c)
+ * over llm_stream.c (the reply being built, the one request helper) over
+ * http.c, sse.c, extract.c and lmc.c (the messages and the tool). */
 #ifndef BROKER_LLM_H
 #define BROKER_LLM_H
 
@@ -19,20 +24,8 @@
 #include <signal.h>
 #include <stdbool.h>
 
+#include "llm_types.h"
 #include "warden/err.h"
-
-struct llm_config {
-	char *provider;        /* "openai", "anthropic", "ollama", "replay" */
-	char *model;           /* the provider's model name */
-	char *api_base;        /* e.g. "https://api.openai.com/v1"; NULL = provider default */
-	char *api_key;         /* never logged, never saved */
-	bool tools;            /* false: fenced code blocks in text (--no-tools) */
-	long connect_timeout_ms, idle_timeout_ms;
-	int max_retries;       /* on 429/5xx, with backoff and Retry-After */
-	int max_tokens;        /* 0 = provider default */
-	double temperature;    /* < 0 = provider default */
-	long replay_delay_ms;  /* replay only: pause between streamed chunks */
-};
 
 /* Once, before the broker confines itself (Landlock then hides the CA
  * files and the resolver's modules): curl_global_init, the CA bundle read
@@ -45,11 +38,11 @@ int llm_global_init(struct werr *err);
 int llm_parse_model(const char *spec, struct llm_config *cfg, struct werr *err);
 void llm_config_free(struct llm_config *cfg);
 
-struct llm_events {
-	void (*text)(void *ctx, const char *s, size_t n);   /* assistant text, as it streams */
-	void (*code_start)(void *ctx, const char *language); /* a tool call began (may be NULL) */
-	void (*retry)(void *ctx, int attempt, long wait_ms, const char *why); /* may be NULL */
-};
+/* The default API base of a provider ("" when it has none), and the TCP
+ * port the default endpoint of a model spec's provider listens on (0 when
+ * the spec names no provider or one without network): for broker_confine. */
+const char *llm_default_base(const char *provider);
+long llm_model_port(const char *spec);
 
 /* One assistant turn.  On success *out is a new json array of the LMC
  * messages the assistant produced, in order: "message" text and "code"
@@ -62,20 +55,5 @@ struct llm_events {
 int llm_complete(const struct llm_config *cfg, const char *system, json_object *history,
                  const struct llm_events *ev, void *ctx, volatile sig_atomic_t *cancel,
                  json_object **out, struct werr *err);
-
-/* Code blocks in assistant text, and the common mistakes of local models:
- * ```lang fenced blocks; a tool call written as plain JSON text
- * ({"name":"execute","arguments":{...}}); functions.execute(...); a tool
- * named after the language ({"name":"python","arguments":"..."}).
- * Returns a json array of LMC messages that replaces `text`: the prose
- * pieces as "message", each block as "code". */
-json_object *llm_extract_code(const char *text);
-
-/* One LMC message {role, type, format (omitted when NULL), content}. */
-json_object *lmc_msg(const char *role, const char *type, const char *format,
-                     const char *content);
-
-/* The name of the one tool. */
-#define LLM_TOOL_NAME "execute"
 
 #endif

@@ -13,12 +13,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "http.h"
-#include "llm_impl.h"
-#include "sse.h"
+#include "llm_provider.h"
+#include "lmc.h"
 #include "warden/util.h"
 
-#define NO_OUTPUT "(no output)"
 #define ANTHROPIC_VERSION "2023-06-01"
 
 struct aconv {
@@ -68,7 +66,7 @@ static void start_turn(struct aconv *c, bool user)
 			json_object_object_add(b, "type", json_object_new_string("tool_result"));
 			json_object_object_add(b, "tool_use_id",
 			                       json_object_get(json_object_array_get_idx(c->pending, i)));
-			json_object_object_add(b, "content", json_object_new_string(NO_OUTPUT));
+			json_object_object_add(b, "content", json_object_new_string(LMC_NO_OUTPUT));
 			json_object_array_add(c->cur, b);
 			json_object_array_add(c->results, json_object_get(b));
 		}
@@ -85,10 +83,10 @@ static void extend(json_object *block, const char *key, const char *s, bool repl
 
 	if (json_object_object_get_ex(block, key, &v))
 		old = json_object_get_string(v);
-	if (replace_placeholder && strcmp(old, NO_OUTPUT) == 0)
+	if (replace_placeholder && strcmp(old, LMC_NO_OUTPUT) == 0)
 		old = "";
 	acc = xasprintf("%s%s", old, s);
-	json_object_object_add(block, key, json_object_new_string(*acc ? acc : NO_OUTPUT));
+	json_object_object_add(block, key, json_object_new_string(*acc ? acc : LMC_NO_OUTPUT));
 	free(acc);
 }
 
@@ -145,7 +143,7 @@ static void aconv_msg(struct aconv *c, json_object *m, size_t pos)
 			extend(b, "content", content, true);
 			c->last_block = b;
 		} else {
-			char *s = xasprintf("Output of the code:\n%s", *content ? content : NO_OUTPUT);
+			char *s = xasprintf("Output of the code:\n%s", *content ? content : LMC_NO_OUTPUT);
 			json_object *b = text_block(s);
 			free(s);
 			json_object_array_add(c->cur, b);
@@ -208,15 +206,6 @@ char *anthropic_request_body(const struct llm_config *cfg, const char *system,
 
 enum { BLOCK_NONE, BLOCK_TEXT, BLOCK_TOOL, BLOCK_OTHER };
 
-static const char *jstr(json_object *o, const char *key)
-{
-	json_object *v;
-	if (o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) &&
-	    json_object_is_type(v, json_type_string))
-		return json_object_get_string(v);
-	return NULL;
-}
-
 static int block_index(struct llm_stream *s, json_object *j, struct werr *err)
 {
 	json_object *iv;
@@ -235,11 +224,9 @@ int anthropic_on_event(void *ctx, const char *event, const char *data, size_t le
                        struct werr *err)
 {
 	struct llm_stream *s = ctx;
-	json_tokener *tok;
 	json_object *j, *b, *d;
 	const char *type;
 	int r = -1, idx;
-	size_t end;
 
 	s->events++;
 	while (len > 0 && isspace((unsigned char)*data)) {
@@ -248,27 +235,9 @@ int anthropic_on_event(void *ctx, const char *event, const char *data, size_t le
 	}
 	if (len == 0)
 		return 0;
-	tok = json_tokener_new();
-	j = json_tokener_parse_ex(tok, data, (int)len);
-	end = json_tokener_get_parse_end(tok);
-	if (j && json_tokener_get_error(tok) != json_tokener_success) {
-		json_object_put(j);
-		j = NULL;
-	}
-	json_tokener_free(tok);
-	while (j && end < len && isspace((unsigned char)data[end]))
-		end++;
-	if (!j || end != len || !json_object_is_type(j, json_type_object)) {
-		char shown[64];
-		size_t k = 0;
-		json_object_put(j);
-		for (size_t i = 0; i < len && k + 1 < sizeof(shown); i++)
-			shown[k++] = (data[i] >= 0x20 && data[i] < 0x7f) ? data[i] : '?';
-		shown[k] = '\0';
-		return werr_set(err, 0, "%s: the server sent invalid JSON in the stream: %s%s", s->who,
-		                shown, len > k ? "..." : "");
-	}
-	type = jstr(j, "type");
+	if (!(j = llm_event_json(s, data, len, err)))
+		return -1;
+	type = llm_jstr(j, "type");
 	if (!type)
 		type = event;
 	if (s->done && strcmp(type, "ping") != 0) {
@@ -278,7 +247,7 @@ int anthropic_on_event(void *ctx, const char *event, const char *data, size_t le
 	if (strcmp(type, "error") == 0) {
 		json_object *e = NULL;
 		json_object_object_get_ex(j, "error", &e);
-		const char *et = jstr(e, "type"), *m = jstr(e, "message");
+		const char *et = llm_jstr(e, "type"), *m = llm_jstr(e, "message");
 		werr_set(err, 0, "%s: %.60s%s%.300s", s->who, et ? et : "error", m ? ": " : "",
 		         m ? m : "");
 		goto out;
@@ -290,9 +259,9 @@ int anthropic_on_event(void *ctx, const char *event, const char *data, size_t le
 			goto out;
 		}
 		json_object_object_get_ex(j, "content_block", &b);
-		const char *bt = jstr(b, "type");
+		const char *bt = llm_jstr(b, "type");
 		if (bt && strcmp(bt, "text") == 0) {
-			const char *t = jstr(b, "text");
+			const char *t = llm_jstr(b, "text");
 			s->block_kind[idx] = BLOCK_TEXT;
 			if (t && turn_text(&s->turn, t, strlen(t), err) < 0)
 				goto out;
@@ -305,7 +274,7 @@ int anthropic_on_event(void *ctx, const char *event, const char *data, size_t le
 			if (json_object_object_get_ex(b, "input", &in) &&
 			    json_object_is_type(in, json_type_object) && json_object_object_length(in) > 0)
 				args = json_object_to_json_string_ext(in, JSON_C_TO_STRING_PLAIN);
-			if (llm_call_add(s, slot, jstr(b, "id"), jstr(b, "name") ? jstr(b, "name") : "?",
+			if (llm_call_add(s, slot, llm_jstr(b, "id"), llm_jstr(b, "name") ? llm_jstr(b, "name") : "?",
 			                 args, args ? strlen(args) : 0, err) < 0)
 				goto out;
 		} else {
@@ -315,17 +284,17 @@ int anthropic_on_event(void *ctx, const char *event, const char *data, size_t le
 		if ((idx = block_index(s, j, err)) < 0)
 			goto out;
 		json_object_object_get_ex(j, "delta", &d);
-		const char *dt = jstr(d, "type");
+		const char *dt = llm_jstr(d, "type");
 		if (s->block_kind[idx] == BLOCK_NONE) {
 			werr_set(err, 0, "%s: a delta for content block %d, which never started", s->who, idx);
 			goto out;
 		}
 		if (dt && strcmp(dt, "text_delta") == 0 && s->block_kind[idx] == BLOCK_TEXT) {
-			const char *t = jstr(d, "text");
+			const char *t = llm_jstr(d, "text");
 			if (t && turn_text(&s->turn, t, strlen(t), err) < 0)
 				goto out;
 		} else if (dt && strcmp(dt, "input_json_delta") == 0 && s->block_kind[idx] == BLOCK_TOOL) {
-			const char *p = jstr(d, "partial_json");
+			const char *p = llm_jstr(d, "partial_json");
 			if (p && llm_call_add(s, s->block_call[idx], NULL, NULL, p, strlen(p), err) < 0)
 				goto out;
 		}
@@ -337,7 +306,7 @@ int anthropic_on_event(void *ctx, const char *event, const char *data, size_t le
 	} else if (strcmp(type, "message_delta") == 0) {
 		const char *sr = NULL;
 		if (json_object_object_get_ex(j, "delta", &d))
-			sr = jstr(d, "stop_reason");
+			sr = llm_jstr(d, "stop_reason");
 		if (sr) {
 			s->finished = true;
 			snprintf(s->stop_reason, sizeof(s->stop_reason), "%s", sr);
@@ -352,73 +321,16 @@ out:
 	return r;
 }
 
-/* ---- the request ---- */
+/* ---- the provider ---- */
 
-struct astate {
-	struct sse_parser sse;
-	struct llm_stream *s;
+const struct llm_provider llm_provider_anthropic = {
+	.name = "anthropic", .prefix = "anthropic/", .needs = "a model",
+	.default_base = "https://api.anthropic.com/v1", .default_port = 443,
+	.request_body = anthropic_request_body,
+	.post = {
+		.path = "/messages", .key_header = "x-api-key: ",
+		.extra_header = "anthropic-version: " ANTHROPIC_VERSION,
+		.on_event = anthropic_on_event, .api = "the Anthropic API",
+		.end_event = "message_stop",
+	},
 };
-
-static int on_data(void *ctx, const char *p, size_t n, struct werr *err)
-{
-	struct astate *a = ctx;
-	return sse_feed(&a->sse, p, n, err);
-}
-
-static void on_retry(void *ctx, int attempt, long wait_ms, const char *why)
-{
-	struct astate *a = ctx;
-	const struct llm_events *ev = a->s->turn.ev;
-	if (ev && ev->retry)
-		ev->retry(a->s->turn.ctx, attempt, wait_ms, why);
-}
-
-int anthropic_complete(const struct llm_config *cfg, const char *system, json_object *history,
-                       struct llm_stream *s, volatile sig_atomic_t *cancel, struct werr *err)
-{
-	_cleanup_free_ char *base =
-		llm_base_url(cfg->api_base ? cfg->api_base : "https://api.anthropic.com/v1");
-	_cleanup_free_ char *url = xasprintf("%s/messages", base);
-	_cleanup_free_ char *body = anthropic_request_body(cfg, system, history);
-	char *key = NULL;
-	const char *headers[5];
-	struct astate a = { .s = s };
-	int n = 0, r = -1;
-
-	headers[n++] = "Content-Type: application/json";
-	headers[n++] = "Accept: text/event-stream";
-	headers[n++] = "anthropic-version: " ANTHROPIC_VERSION;
-	if (cfg->api_key && *cfg->api_key) {
-		key = xasprintf("x-api-key: %s", cfg->api_key);
-		headers[n++] = key;
-	}
-	headers[n] = NULL;
-	sse_init(&a.sse, SSE_DEFAULT_MAX, anthropic_on_event, s);
-	struct http_req req = {
-		.who = s->who, .url = url, .headers = headers, .body = body,
-		.body_len = strlen(body), .connect_timeout_ms = cfg->connect_timeout_ms,
-		.idle_timeout_ms = cfg->idle_timeout_ms, .max_retries = cfg->max_retries,
-		.secret = cfg->api_key, .cancel = cancel, .on_data = on_data,
-		.on_retry = on_retry, .ctx = &a,
-	};
-	if (http_stream_post(&req, err) < 0)
-		goto out;
-	if (s->events == 0) {
-		werr_set(err, 0, "%s: the server sent no events: is %s the Anthropic API "
-		         "(check --api-base)?", s->who, base);
-		goto out;
-	}
-	if (!s->done) {
-		werr_set(err, 0, "%s: the reply was cut off: the stream ended before message_stop",
-		         s->who);
-		goto out;
-	}
-	r = llm_stream_flush_calls(s, false, err);
-out:
-	sse_free(&a.sse);
-	if (key) {
-		explicit_bzero(key, strlen(key));
-		free(key);
-	}
-	return r;
-}

@@ -12,12 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "http.h"
-#include "llm_impl.h"
-#include "sse.h"
+#include "llm_provider.h"
+#include "lmc.h"
 #include "warden/util.h"
-
-#define NO_OUTPUT "(no output)"
 
 struct oconv {
 	json_object *out;          /* the messages array */
@@ -67,7 +64,7 @@ static void oflush(struct oconv *c)
 		json_object_object_add(t, "role", json_object_new_string("tool"));
 		json_object_object_add(t, "tool_call_id", json_object_get(id));
 		json_object_object_add(t, "content",
-		                       json_object_new_string(res && *res ? res : NO_OUTPUT));
+		                       json_object_new_string(res && *res ? res : LMC_NO_OUTPUT));
 		json_object_array_add(c->out, t);
 	}
 	json_object_put(c->results);
@@ -156,7 +153,7 @@ static void oconv_msg(struct oconv *c, json_object *m, size_t pos)
 			json_object_object_add(c->out_user, "content", json_object_new_string(acc));
 			free(acc);
 		} else {
-			char *s = xasprintf("Output of the code:\n%s", *content ? content : NO_OUTPUT);
+			char *s = xasprintf("Output of the code:\n%s", *content ? content : LMC_NO_OUTPUT);
 			plain(c->out, "user", s);
 			free(s);
 			c->out_user = json_object_array_get_idx(c->out,
@@ -211,122 +208,6 @@ char *openai_request_body(const struct llm_config *cfg, const char *system,
 
 /* ---- the stream ---- */
 
-static json_object *parse_event(struct llm_stream *s, const char *data, size_t len,
-                                struct werr *err)
-{
-	json_tokener *tok = json_tokener_new();
-	json_object *j = json_tokener_parse_ex(tok, data, (int)len);
-	size_t end = json_tokener_get_parse_end(tok);
-	bool ok = j && json_tokener_get_error(tok) == json_tokener_success;
-
-	json_tokener_free(tok);
-	while (ok && end < len && isspace((unsigned char)data[end]))
-		end++;
-	if (!ok || end != len || !json_object_is_type(j, json_type_object)) {
-		json_object_put(j);
-		char shown[64];
-		size_t k = 0;
-		for (size_t i = 0; i < len && k + 1 < sizeof(shown); i++)
-			shown[k++] = (data[i] >= 0x20 && data[i] < 0x7f) ? data[i] : '?';
-		shown[k] = '\0';
-		werr_set(err, 0, "%s: the server sent invalid JSON in the stream: %s%s", s->who,
-		         shown, len > k ? "..." : "");
-		return NULL;
-	}
-	return j;
-}
-
-static void grow_args(struct llm_call *c, const char *p, size_t n)
-{
-	if (c->args_len + n + 1 > c->args_cap) {
-		size_t cap = c->args_cap ? c->args_cap : 256;
-		while (cap < c->args_len + n + 1)
-			cap *= 2;
-		char *b = xmalloc(cap);
-		if (c->args_len)
-			memcpy(b, c->args, c->args_len);
-		free(c->args);
-		c->args = b;
-		c->args_cap = cap;
-	}
-	memcpy(c->args + c->args_len, p, n);
-	c->args_len += n;
-	c->args[c->args_len] = '\0';
-}
-
-/* ev->code_start as soon as the language can be told. */
-static void announce(struct llm_stream *s, struct llm_call *c)
-{
-	char lang[40];
-	const char *p;
-	size_t k = 0;
-
-	if (c->announced || !s->turn.ev || !s->turn.ev->code_start)
-		return;
-	if (c->name && llm_is_language(c->name)) {
-		c->announced = true;
-		s->turn.ev->code_start(s->turn.ctx, c->name);
-		return;
-	}
-	if (!c->args || !(p = strstr(c->args, "\"language\"")))
-		return;
-	p += 10;
-	while (*p == ' ' || *p == ':' || *p == '\t' || *p == '\n')
-		p++;
-	if (*p != '"')
-		return;
-	for (p++; *p && *p != '"' && k + 1 < sizeof(lang); p++)
-		lang[k++] = *p;
-	if (*p != '"' || k == 0)
-		return;
-	lang[k] = '\0';
-	c->announced = true;
-	s->turn.ev->code_start(s->turn.ctx, lang);
-}
-
-int llm_call_add(struct llm_stream *s, int index, const char *id, const char *name,
-                 const char *args, size_t args_len, struct werr *err)
-{
-	struct llm_call *c;
-
-	if (index < 0 || index >= LLM_MAX_CALLS)
-		return werr_set(err, 0, "%s: tool call index %d out of range (at most %d calls)",
-		                s->who, index, LLM_MAX_CALLS);
-	c = &s->calls[index];
-	if (index >= s->n_calls)
-		s->n_calls = index + 1;
-	if (c->done)
-		return werr_set(err, 0, "%s: tool call %d continued after it ended", s->who, index);
-	if (id && !c->id)
-		c->id = xstrdup(id);
-	if (name && *name) {
-		if (!c->name) {
-			c->name = xstrdup(name);
-		} else if (strlen(c->name) < 128) {
-			char *n = xasprintf("%s%s", c->name, name);   /* some servers split names */
-			free(c->name);
-			c->name = n;
-		}
-	}
-	if (args_len) {
-		if (s->turn.total + args_len > LLM_REPLY_MAX)
-			return werr_set(err, 0, "%s: the reply is larger than %u MiB", s->who,
-			                LLM_REPLY_MAX >> 20);
-		s->turn.total += args_len;
-		grow_args(c, args, args_len);
-	}
-	announce(s, c);
-	return 0;
-}
-
-static const char *jstr(json_object *o, const char *key)
-{
-	json_object *v;
-	if (o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
-		return json_object_get_string(v);
-	return NULL;
-}
-
 int openai_on_event(void *ctx, const char *event, const char *data, size_t len,
                     struct werr *err)
 {
@@ -347,11 +228,11 @@ int openai_on_event(void *ctx, const char *event, const char *data, size_t len,
 		return 0;
 	if (s->done)
 		return werr_set(err, 0, "%s: data after [DONE] in the stream", s->who);
-	if (!(j = parse_event(s, data, len, err)))
+	if (!(j = llm_event_json(s, data, len, err)))
 		return -1;
 	if (json_object_object_get_ex(j, "error", &e)) {
 		const char *m = json_object_is_type(e, json_type_string) ? json_object_get_string(e)
-		                                                         : jstr(e, "message");
+		                                                         : llm_jstr(e, "message");
 		werr_set(err, 0, "%s: the server reported an error in the stream: %.300s", s->who,
 		         m ? m : "(no message)");
 		goto out;
@@ -369,7 +250,7 @@ int openai_on_event(void *ctx, const char *event, const char *data, size_t len,
 	}
 	if (json_object_object_get_ex(ch, "delta", &delta) &&
 	    json_object_is_type(delta, json_type_object)) {
-		const char *text = jstr(delta, "content");
+		const char *text = llm_jstr(delta, "content");
 		if (text && turn_text(&s->turn, text, strlen(text), err) < 0)
 			goto out;
 		if (json_object_object_get_ex(delta, "tool_calls", &tcs) &&
@@ -390,7 +271,7 @@ int openai_on_event(void *ctx, const char *event, const char *data, size_t len,
 					index = v < 0 || v > LLM_MAX_CALLS ? LLM_MAX_CALLS : (int)v;
 				}
 				json_object_object_get_ex(tc, "function", &fn);
-				args = jstr(fn, "arguments");
+				args = llm_jstr(fn, "arguments");
 				/* an object instead of a string (some local servers) */
 				if (!args && fn) {
 					json_object *a;
@@ -398,7 +279,7 @@ int openai_on_event(void *ctx, const char *event, const char *data, size_t len,
 					    json_object_is_type(a, json_type_object))
 						args = json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN);
 				}
-				if (llm_call_add(s, index, jstr(tc, "id"), jstr(fn, "name"), args,
+				if (llm_call_add(s, index, llm_jstr(tc, "id"), llm_jstr(fn, "name"), args,
 				                 args ? strlen(args) : 0, err) < 0)
 					goto out;
 			}
@@ -415,83 +296,23 @@ out:
 	return r;
 }
 
-/* ---- the request ---- */
+/* ---- the providers ---- */
 
-struct ostate {
-	struct sse_parser sse;
-	struct llm_stream *s;
+#define OPENAI_POST { \
+	.path = "/chat/completions", .key_header = "Authorization: Bearer ", \
+	.on_event = openai_on_event, .api = "an OpenAI-compatible API that streams", \
+	.end_event = "[DONE]", .finish_ends = true, \
+}
+
+const struct llm_provider llm_provider_openai = {
+	.name = "openai", .prefix = "openai/", .needs = "a model",
+	.default_base = "https://api.openai.com/v1", .default_port = 443,
+	.request_body = openai_request_body, .post = OPENAI_POST,
 };
 
-static int on_data(void *ctx, const char *p, size_t n, struct werr *err)
-{
-	struct ostate *o = ctx;
-	return sse_feed(&o->sse, p, n, err);
-}
-
-static void on_retry(void *ctx, int attempt, long wait_ms, const char *why)
-{
-	struct ostate *o = ctx;
-	const struct llm_events *ev = o->s->turn.ev;
-	if (ev && ev->retry)
-		ev->retry(o->s->turn.ctx, attempt, wait_ms, why);
-}
-
-char *llm_base_url(const char *base)
-{
-	size_t n = strlen(base);
-	while (n > 0 && base[n - 1] == '/')
-		n--;
-	char *s = xmalloc(n + 1);
-	memcpy(s, base, n);
-	s[n] = '\0';
-	return s;
-}
-
-int openai_complete(const struct llm_config *cfg, const char *system, json_object *history,
-                    struct llm_stream *s, volatile sig_atomic_t *cancel, struct werr *err)
-{
-	bool ollama = strcmp(cfg->provider, "ollama") == 0;
-	const char *def = ollama ? "http://localhost:11434/v1" : "https://api.openai.com/v1";
-	_cleanup_free_ char *base = llm_base_url(cfg->api_base ? cfg->api_base : def);
-	_cleanup_free_ char *url = xasprintf("%s/chat/completions", base);
-	_cleanup_free_ char *body = openai_request_body(cfg, system, history);
-	char *auth = NULL;
-	const char *headers[4];
-	struct ostate o = { .s = s };
-	int n = 0, r = -1;
-
-	headers[n++] = "Content-Type: application/json";
-	headers[n++] = "Accept: text/event-stream";
-	if (cfg->api_key && *cfg->api_key) {
-		auth = xasprintf("Authorization: Bearer %s", cfg->api_key);
-		headers[n++] = auth;
-	}
-	headers[n] = NULL;
-	sse_init(&o.sse, SSE_DEFAULT_MAX, openai_on_event, s);
-	struct http_req req = {
-		.who = s->who, .url = url, .headers = headers, .body = body,
-		.body_len = strlen(body), .connect_timeout_ms = cfg->connect_timeout_ms,
-		.idle_timeout_ms = cfg->idle_timeout_ms, .max_retries = cfg->max_retries,
-		.secret = cfg->api_key, .cancel = cancel, .on_data = on_data,
-		.on_retry = on_retry, .ctx = &o,
-	};
-	if (http_stream_post(&req, err) < 0)
-		goto out;
-	if (s->events == 0) {
-		werr_set(err, 0, "%s: the server sent no events: is %s an OpenAI-compatible API "
-		         "that streams (check --api-base)?", s->who, base);
-		goto out;
-	}
-	if (!s->done && !s->finished) {
-		werr_set(err, 0, "%s: the reply was cut off: the stream ended before [DONE]", s->who);
-		goto out;
-	}
-	r = llm_stream_flush_calls(s, false, err);
-out:
-	sse_free(&o.sse);
-	if (auth) {
-		explicit_bzero(auth, strlen(auth));
-		free(auth);
-	}
-	return r;
-}
+/* ollama serves the same API on the same machine */
+const struct llm_provider llm_provider_ollama = {
+	.name = "ollama", .prefix = "ollama/", .needs = "a model",
+	.default_base = "http://localhost:11434/v1", .default_port = 11434,
+	.request_body = openai_request_body, .post = OPENAI_POST,
+};

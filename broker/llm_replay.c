@@ -16,7 +16,8 @@
 #include <time.h>
 
 #include "broker.h"
-#include "llm_impl.h"
+#include "llm_provider.h"
+#include "lmc.h"
 #include "warden/util.h"
 
 #define REPLAY_FILE_MAX (16u << 20)
@@ -164,9 +165,10 @@ static size_t chunk_len(const char *s, size_t left)
 	return n;
 }
 
-int replay_complete(const struct llm_config *cfg, json_object *history, struct llm_turn *t,
-                    volatile sig_atomic_t *cancel, struct werr *err)
+static int replay_complete(const struct llm_config *cfg, json_object *history,
+                           struct llm_stream *s, volatile sig_atomic_t *cancel, struct werr *err)
 {
+	struct llm_turn *t = &s->turn;
 	json_object *rec = NULL;
 	long first;
 	int r = -1;
@@ -227,3 +229,8 @@ out:
 	json_object_put(rec);
 	return r;
 }
+
+const struct llm_provider llm_provider_replay = {
+	.name = "replay", .prefix = "replay:", .needs = "a file: replay:FILE (a saved conversation)",
+	.preload = replay_preload, .complete = replay_complete,
+};

@@ -54,6 +54,8 @@ int main(int argc, char **argv)
 	/* serve --stdio talks to no model: no TCP at all */
 	uint16_t ports[CHAT_PORTS_MAX];
 	struct bconfine conf = { .tcp_ports = ports, .n_tcp_ports = 0 };
+	/* chat's command line, parsed once here, before confinement */
+	struct chat_opts copts = { .export_fd = -1 };
 	struct stat st;
 	const char *mode;
 	int r;
@@ -95,17 +97,19 @@ int main(int argc, char **argv)
 		}
 		/* files named on the command line (a replay recording, the
 		 * conversation to resume) are read before they are out of reach */
-		chat_preload(argc - 1, argv + 1, &dirs, ports, &conf.n_tcp_ports);
+		chat_preload(argc - 1, argv + 1, &dirs, &copts, ports, &conf.n_tcp_ports);
 	}
 	if (broker_confine(&dirs, &conf, &err) < 0) {
 		fprintf(stderr, "warden-broker: %s\n", err.msg);
+		chat_opts_free(&copts);
 		bdirs_free(&dirs);
 		return werr_exit_code(&err);
 	}
 	if (!strcmp(mode, "serve"))
 		r = serve_main(argc - 1, argv + 1, &dirs);
 	else
-		r = chat_main(argc - 1, argv + 1, &dirs);
+		r = chat_main(&copts, &dirs);
+	chat_opts_free(&copts);
 	bdirs_free(&dirs);
 	return r;
 }

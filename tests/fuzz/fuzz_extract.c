@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../broker/llm_impl.h"
+#include "../../broker/extract.h"
+#include "../../broker/lmc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

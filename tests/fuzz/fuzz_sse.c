@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../broker/llm_impl.h"
+#include "../../broker/llm_provider.h"
 #include "../../broker/sse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,5 +1,5 @@
 /* libFuzzer target: warden serve --stdio's request parser
- * (broker/serve_parse.c), which reads hostile lines from stdin, and the
+ * (broker/api_stdio_parse.c), which reads hostile lines from stdin, and the
  * UTF-8 repair of output chunks (broker/utf8.c).
  *
  * Checks beyond "does not crash": a parsed request's fields respect their
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve.h"
+#include "api_stdio.h"
 #include "utf8.h"
 #include "warden/proto.h"
 

@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "conv.h"
+#include "lmc.h"
 #include "warden/util.h"
 
 static char tmpdir[64];
@@ -36,40 +37,27 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-static json_object *msg(const char *role, const char *type, const char *format,
-                        const char *content)
-{
-	json_object *m = json_object_new_object();
-
-	json_object_object_add(m, "role", json_object_new_string(role));
-	json_object_object_add(m, "type", json_object_new_string(type));
-	if (format)
-		json_object_object_add(m, "format", json_object_new_string(format));
-	json_object_object_add(m, "content", json_object_new_string(content));
-	return m;
-}
-
 static json_object *sample(void)
 {
 	json_object *a = json_object_new_array();
 
-	json_object_array_add(a, msg("user", "message", NULL, "Analyse sales.csv, please!"));
-	json_object_array_add(a, msg("assistant", "message", NULL, "Let me look. ünïcödé"));
-	json_object_array_add(a, msg("assistant", "code", "python", "x = 40\nprint('step', 1)"));
-	json_object_array_add(a, msg("computer", "console", "output", "step 1\n"));
-	json_object_array_add(a, msg("assistant", "code", "python", "print('x+2 =', x + 2)"));
-	json_object_array_add(a, msg("computer", "console", "output", "x+2 = 42\n"));
-	json_object_array_add(a, msg("assistant", "code", "shell", "rm -rf /important"));
-	json_object_array_add(a, msg("computer", "console", "output", CONV_DECLINED));
-	json_object_array_add(a, msg("assistant", "code", "shell",
+	json_object_array_add(a, lmc_msg("user", "message", NULL, "Analyse sales.csv, please!"));
+	json_object_array_add(a, lmc_msg("assistant", "message", NULL, "Let me look. ünïcödé"));
+	json_object_array_add(a, lmc_msg("assistant", "code", "python", "x = 40\nprint('step', 1)"));
+	json_object_array_add(a, lmc_msg("computer", "console", "output", "step 1\n"));
+	json_object_array_add(a, lmc_msg("assistant", "code", "python", "print('x+2 =', x + 2)"));
+	json_object_array_add(a, lmc_msg("computer", "console", "output", "x+2 = 42\n"));
+	json_object_array_add(a, lmc_msg("assistant", "code", "shell", "rm -rf /important"));
+	json_object_array_add(a, lmc_msg("computer", "console", "output", CONV_DECLINED));
+	json_object_array_add(a, lmc_msg("assistant", "code", "shell",
 	                             "echo \"from shell: $((6 * 7))\"\ncat <<'WARDEN_CODE_3'\nheredoc inside\nWARDEN_CODE_3"));
-	json_object_array_add(a, msg("computer", "console", "output", "from shell: 42\n"));
-	json_object_array_add(a, msg("assistant", "code", "python", "print('never ran')"));
-	json_object_array_add(a, msg("computer", "console", "output",
+	json_object_array_add(a, lmc_msg("computer", "console", "output", "from shell: 42\n"));
+	json_object_array_add(a, lmc_msg("assistant", "code", "python", "print('never ran')"));
+	json_object_array_add(a, lmc_msg("computer", "console", "output",
 	                             CONV_NOT_RUN "the user interrupted."));
-	json_object_array_add(a, msg("assistant", "code", "python", "print('back in python')"));
-	json_object_array_add(a, msg("computer", "console", "output", "back in python\n"));
-	json_object_array_add(a, msg("assistant", "message", NULL, "Done."));
+	json_object_array_add(a, lmc_msg("assistant", "code", "python", "print('back in python')"));
+	json_object_array_add(a, lmc_msg("computer", "console", "output", "back in python\n"));
+	json_object_array_add(a, lmc_msg("assistant", "message", NULL, "Done."));
 	return a;
 }
 
@@ -88,7 +76,7 @@ static void test_save_load_round_trip(void **state)
 	assert_non_null(strstr(path, "-analyse-sales-csv-please.json"));
 	assert_int_equal(conv_save(path, a, &err), 0);
 	/* saved twice: replaced atomically, no temp file left behind */
-	json_object_array_add(a, msg("user", "message", NULL, "and again"));
+	json_object_array_add(a, lmc_msg("user", "message", NULL, "and again"));
 	assert_int_equal(conv_save(path, a, &err), 0);
 	{
 		char *dir = conv_dir(tmpdir);
@@ -224,9 +212,9 @@ static void test_trim_keeps_latest_and_pairs(void **state)
 	json_object_put(t);
 	memset(big, 'x', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	json_object_array_add(a, msg("user", "message", NULL, big));
-	json_object_array_add(a, msg("assistant", "code", "python", "print(1)"));
-	json_object_array_add(a, msg("computer", "console", "output", "1"));
+	json_object_array_add(a, lmc_msg("user", "message", NULL, big));
+	json_object_array_add(a, lmc_msg("assistant", "code", "python", "print(1)"));
+	json_object_array_add(a, lmc_msg("computer", "console", "output", "1"));
 	t = conv_trim(a, 1100);
 	assert_string_equal(json_object_get_string(json_object_object_get(
 		json_object_array_get_idx(t, 0), "role")), "user");

@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include "llm.h"
-#include "llm_impl.h"
+#include "extract.h"
+#include "lmc.h"
 
 /* want: "M:text" for a message, "C:lang:code" for code; NULL-terminated */
 static void expect(const char *text, const char *const *want)

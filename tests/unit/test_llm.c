@@ -24,7 +24,8 @@
 #include <unistd.h>
 
 #include "llm.h"
-#include "llm_impl.h"
+#include "llm_provider.h"
+#include "lmc.h"
 #include "http.h"
 #include "warden/util.h"
 

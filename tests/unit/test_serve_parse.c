@@ -1,4 +1,4 @@
-/* warden serve --stdio's request parser (broker/serve_parse.c) and the
+/* warden serve --stdio's request parser (broker/api_stdio_parse.c) and the
  * UTF-8 repair of output chunks (broker/utf8.c): one test per kind of
  * malformed line, and the chunk boundaries a jail's output can have. */
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "serve.h"
+#include "api_stdio.h"
 #include "utf8.h"
 #include "warden/proto.h"
 #include "warden/util.h"

@@ -1,4 +1,4 @@
-/* The request parser of warden serve --stdio (serve.h).  Pure: no I/O, no
+/* The request parser of warden serve --stdio (api_stdio.h).  Pure: no I/O, no
  * supervisor, so that the fuzzer and the unit tests drive it directly.
  *
  * Two passes.  A small scanner of our own enforces plain JSON first: json-c
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "serve.h"
+#include "api_stdio.h"
 #include "warden/proto.h"
 #include "warden/util.h"
 

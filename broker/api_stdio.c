@@ -2,7 +2,7 @@
  * supervisor connection (docs/serve.md has the protocol and an example).
  *
  * One poll loop watches stdin and the supervisor socket.  Requests are
- * parsed by serve_parse.c.  What the supervisor refuses (a profile the
+ * parsed by api_stdio_parse.c.  What the supervisor refuses (a profile the
  * user did not allow, a workspace outside the served ones) comes back as
  * ERROR and becomes an error event of the request.  A language the session
  * does not have is refused here, with the list of the ones it has, and a
@@ -22,7 +22,7 @@
 
 #include "broker.h"
 #include "client.h"
-#include "serve.h"
+#include "api_stdio.h"
 #include "utf8.h"
 #include "warden/util.h"
 
@@ -115,14 +115,27 @@ static void emit(struct serve *s, json_object *ev)
 	json_object_put(ev);
 }
 
-/* {"id":..,"event":name} with the id echoed (null when unknown) */
-static json_object *event(json_object *id, const char *name)
+/* The one way an event is written:
+ *   {"id":..,"event":name,"session":..,KEY:VALUE...}
+ * id echoed (null when unknown), "session" only when session is not NULL,
+ * then the KEY, VALUE pairs (const char *, json_object * owned; a NULL
+ * value is JSON null) up to a NULL key. */
+static void emit_event(struct serve *s, json_object *id, const char *name, const char *session,
+                       ...)
 {
 	json_object *ev = json_object_new_object();
+	const char *key;
+	va_list ap;
 
 	json_object_object_add(ev, "id", json_object_get(id));
 	json_object_object_add(ev, "event", json_object_new_string(name));
-	return ev;
+	if (session)
+		json_object_object_add(ev, "session", jstr(session));
+	va_start(ap, session);
+	while ((key = va_arg(ap, const char *)))
+		json_object_object_add(ev, key, va_arg(ap, json_object *));
+	va_end(ap);
+	emit(s, ev);
 }
 
 static void emit_error(struct serve *s, json_object *id, const char *session, const char *fmt,
@@ -131,17 +144,13 @@ static void emit_error(struct serve *s, json_object *id, const char *session, co
 static void emit_error(struct serve *s, json_object *id, const char *session, const char *fmt,
                        ...)
 {
-	json_object *ev = event(id, "error");
 	char msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (session)
-		json_object_object_add(ev, "session", jstr(session));
-	json_object_object_add(ev, "message", jstr(msg));
-	emit(s, ev);
+	emit_event(s, id, "error", session, "message", jstr(msg), (char *)NULL);
 }
 
 /* The LMC console message of Open Interpreter, with our id and session. */
@@ -366,36 +375,29 @@ static void end_console(struct serve *s, struct ssession *ss)
 static void finish_result(struct serve *s, struct ssession *ss, struct wresult *res)
 {
 	struct srun *r = ss->running;
-	json_object *ev, *denied = json_object_new_array();
+	json_object *denied = json_object_new_array();
 	uint32_t i;
 
 	end_console(s, ss);
-	ev = event(r->id, "result");
-	json_object_object_add(ev, "session", jstr(ss->audit_id));
-	json_object_object_add(ev, "exit_code",
-	                       res->exit_code < 0 ? NULL : json_object_new_int(res->exit_code));
-	json_object_object_add(ev, "signal",
-	                       res->signal ? json_object_new_int64(res->signal) : NULL);
-	json_object_object_add(ev, "reason", json_object_new_string(wblock_reason_name(res->reason)));
-	json_object_object_add(ev, "wall_ms", json_object_new_int64((int64_t)res->wall_ms));
-	json_object_object_add(ev, "cpu_ms", json_object_new_int64((int64_t)res->cpu_ms));
-	json_object_object_add(ev, "peak_memory_bytes",
-	                       json_object_new_int64((int64_t)res->peak_memory));
-	json_object_object_add(ev, "output_bytes", json_object_new_int64((int64_t)res->output_bytes));
-	json_object_object_add(ev, "truncated",
-	                       json_object_new_boolean(!!(res->flags & WRES_TRUNCATED)));
-	json_object_object_add(ev, "state_lost",
-	                       json_object_new_boolean(!!(res->flags & WRES_STATE_LOST)));
-	json_object_object_add(ev, "fresh_jail", json_object_new_boolean(!!(res->flags & WRES_FRESH)));
 	for (i = 0; i < res->n_denied && res->denied; i++) {
 		json_object *d = json_object_new_object();
 		json_object_object_add(d, "name", jstr(res->denied[i].name));
 		json_object_object_add(d, "count", json_object_new_int64((int64_t)res->denied[i].count));
 		json_object_array_add(denied, d);
 	}
-	json_object_object_add(ev, "denied_syscalls", denied);
-	json_object_object_add(ev, "message", jstr(res->message));
-	emit(s, ev);
+	emit_event(s, r->id, "result", ss->audit_id,
+	           "exit_code", res->exit_code < 0 ? NULL : json_object_new_int(res->exit_code),
+	           "signal", res->signal ? json_object_new_int64(res->signal) : NULL,
+	           "reason", json_object_new_string(wblock_reason_name(res->reason)),
+	           "wall_ms", json_object_new_int64((int64_t)res->wall_ms),
+	           "cpu_ms", json_object_new_int64((int64_t)res->cpu_ms),
+	           "peak_memory_bytes", json_object_new_int64((int64_t)res->peak_memory),
+	           "output_bytes", json_object_new_int64((int64_t)res->output_bytes),
+	           "truncated", json_object_new_boolean(!!(res->flags & WRES_TRUNCATED)),
+	           "state_lost", json_object_new_boolean(!!(res->flags & WRES_STATE_LOST)),
+	           "fresh_jail", json_object_new_boolean(!!(res->flags & WRES_FRESH)),
+	           "denied_syscalls", denied,
+	           "message", jstr(res->message), (char *)NULL);
 	srun_free(r);
 	ss->running = NULL;
 	start_next(s, ss);
@@ -441,28 +443,29 @@ static void fail_queue(struct serve *s, struct ssession *ss, const char *why)
 
 /* ---- requests from stdin ------------------------------------------------- */
 
-static void req_open(struct serve *s, struct serve_req *q)
+/* A request that waits for the supervisor's answer; NULL (said) when too
+ * many wait already. */
+static struct spending *pending_new(struct serve *s, struct serve_req *q)
 {
-	const char *profile = q->profile ? q->profile : s->b.default_profile;
-	const char *workspace = q->workspace ? q->workspace : s->b.default_workspace;
-	struct werr err = { 0 };
 	struct spending *p;
 
 	if (s->n_pending >= SERVE_PENDING_MAX) {
 		emit_error(s, q->id, NULL, "%u requests are waiting for the supervisor; wait for "
 		           "their answers", s->n_pending);
-		return;
+		return NULL;
 	}
 	p = xcalloc(1, sizeof(*p));
 	p->req = s->b.next_req++;
-	p->op = SOP_OPEN;
+	p->op = q->op;
 	p->id = json_object_get(q->id);
-	p->profile = profile ? xstrdup(profile) : NULL;
-	p->workspace = workspace ? xstrdup(workspace) : NULL;
-	p->oneshot = q->oneshot;
-	if (wproto_open(&s->b.c.out, p->req, profile, workspace, q->oneshot ? WOPEN_ONESHOT : 0,
-	                &err) < 0) {
-		emit_error(s, q->id, NULL, "%s", err.msg);
+	return p;
+}
+
+/* r: what queueing p's frame returned.  Sent and waiting, or said and freed. */
+static void pending_send(struct serve *s, struct spending *p, int r, const struct werr *err)
+{
+	if (r < 0) {
+		emit_error(s, p->id, NULL, "%s", err->msg);
 		pending_free(p);
 		return;
 	}
@@ -472,29 +475,29 @@ static void req_open(struct serve *s, struct serve_req *q)
 	sup_send(s);
 }
 
+static void req_open(struct serve *s, struct serve_req *q)
+{
+	const char *profile = q->profile ? q->profile : s->b.default_profile;
+	const char *workspace = q->workspace ? q->workspace : s->b.default_workspace;
+	struct werr err = { 0 };
+	struct spending *p = pending_new(s, q);
+
+	if (!p)
+		return;
+	p->profile = profile ? xstrdup(profile) : NULL;
+	p->workspace = workspace ? xstrdup(workspace) : NULL;
+	p->oneshot = q->oneshot;
+	pending_send(s, p, wproto_open(&s->b.c.out, p->req, profile, workspace,
+	                               q->oneshot ? WOPEN_ONESHOT : 0, &err), &err);
+}
+
 static void req_languages(struct serve *s, struct serve_req *q)
 {
 	struct werr err = { 0 };
-	struct spending *p;
+	struct spending *p = pending_new(s, q);
 
-	if (s->n_pending >= SERVE_PENDING_MAX) {
-		emit_error(s, q->id, NULL, "%u requests are waiting for the supervisor; wait for "
-		           "their answers", s->n_pending);
-		return;
-	}
-	p = xcalloc(1, sizeof(*p));
-	p->req = s->b.next_req++;
-	p->op = SOP_LANGUAGES;
-	p->id = json_object_get(q->id);
-	if (wproto_langs(&s->b.c.out, p->req, &err) < 0) {
-		emit_error(s, q->id, NULL, "%s", err.msg);
-		pending_free(p);
-		return;
-	}
-	p->next = s->pending;
-	s->pending = p;
-	s->n_pending++;
-	sup_send(s);
+	if (p)
+		pending_send(s, p, wproto_langs(&s->b.c.out, p->req, &err), &err);
 }
 
 static struct ssession *known_session(struct serve *s, struct serve_req *q)
@@ -564,7 +567,6 @@ static void req_interrupt(struct serve *s, struct serve_req *q)
 {
 	struct ssession *ss = known_session(s, q);
 	struct werr err = { 0 };
-	json_object *ev;
 
 	if (!ss)
 		return;
@@ -578,10 +580,8 @@ static void req_interrupt(struct serve *s, struct serve_req *q)
 		if (sup_send(s) < 0)
 			return;
 	}
-	ev = event(q->id, "ok");
-	json_object_object_add(ev, "session", jstr(ss->audit_id));
-	json_object_object_add(ev, "running", json_object_new_boolean(ss->running != NULL));
-	emit(s, ev);
+	emit_event(s, q->id, "ok", ss->audit_id,
+	           "running", json_object_new_boolean(ss->running != NULL), (char *)NULL);
 }
 
 static void close_session(struct serve *s, struct ssession *ss, json_object *id)
@@ -669,7 +669,7 @@ static void on_opened(struct serve *s, struct wmsg *m)
 {
 	struct spending *p = pending_take(s, m->req);
 	struct ssession *ss;
-	json_object *ev, *policy;
+	json_object *policy;
 
 	if (!p)
 		return;
@@ -687,16 +687,14 @@ static void on_opened(struct serve *s, struct wmsg *m)
 	ss->next = s->sessions;
 	s->sessions = ss;
 
-	ev = event(p->id, "opened");
-	json_object_object_add(ev, "session", jstr(ss->audit_id));
-	json_object_object_add(ev, "profile", p->profile ? jstr(p->profile) : NULL);
-	json_object_object_add(ev, "workspace", p->workspace ? jstr(p->workspace) : NULL);
-	json_object_object_add(ev, "oneshot", json_object_new_boolean(p->oneshot));
-	json_object_object_add(ev, "languages", json_object_get(ss->languages));
 	policy = parse_trusted_json(m->json, json_type_object);
-	if (policy)
-		json_object_object_add(ev, "policy", policy);
-	emit(s, ev);
+	/* no "policy" key at all when the supervisor sent none */
+	emit_event(s, p->id, "opened", ss->audit_id,
+	           "profile", p->profile ? jstr(p->profile) : NULL,
+	           "workspace", p->workspace ? jstr(p->workspace) : NULL,
+	           "oneshot", json_object_new_boolean(p->oneshot),
+	           "languages", json_object_get(ss->languages),
+	           policy ? "policy" : NULL, policy, (char *)NULL);
 	pending_free(p);
 	if (s->stdin_eof)
 		close_session(s, ss, NULL);
@@ -705,14 +703,13 @@ static void on_opened(struct serve *s, struct wmsg *m)
 static void on_langlist(struct serve *s, struct wmsg *m)
 {
 	struct spending *p = pending_take(s, m->req);
-	json_object *ev, *langs;
+	json_object *langs;
 
 	if (!p)
 		return;
 	langs = parse_trusted_json(m->langs, json_type_array);
-	ev = event(p->id, "languages");
-	json_object_object_add(ev, "languages", langs ? langs : json_object_new_array());
-	emit(s, ev);
+	emit_event(s, p->id, "languages", NULL,
+	           "languages", langs ? langs : json_object_new_array(), (char *)NULL);
 	pending_free(p);
 }
 
@@ -734,15 +731,12 @@ static void on_output(struct serve *s, struct wmsg *m)
 static void on_audit(struct serve *s, struct wmsg *m)
 {
 	struct ssession *ss = session_by_id(s, m->session);
-	json_object *ev;
 
 	if (!ss)
 		return;
-	ev = event(ss->running && ss->running->block == m->block ? ss->running->id : NULL, "audit");
-	json_object_object_add(ev, "session", jstr(ss->audit_id));
-	json_object_object_add(ev, "syscall", jstr(m->syscall));
-	json_object_object_add(ev, "count", json_object_new_int64((int64_t)m->count));
-	emit(s, ev);
+	emit_event(s, ss->running && ss->running->block == m->block ? ss->running->id : NULL,
+	           "audit", ss->audit_id, "syscall", jstr(m->syscall),
+	           "count", json_object_new_int64((int64_t)m->count), (char *)NULL);
 }
 
 static void on_result(struct serve *s, struct wmsg *m)
@@ -780,7 +774,6 @@ static void on_error(struct serve *s, struct wmsg *m)
 static void on_closed(struct serve *s, struct wmsg *m)
 {
 	struct ssession *ss = session_by_id(s, m->session);
-	json_object *ev;
 
 	if (!ss)
 		return;
@@ -788,9 +781,7 @@ static void on_closed(struct serve *s, struct wmsg *m)
 	if (ss->running)
 		finish_error(s, ss, "the session was closed while this block ran");
 	fail_queue(s, ss, "the session was closed before this block ran");
-	ev = event(ss->close_id, "closed");
-	json_object_object_add(ev, "session", jstr(ss->audit_id));
-	emit(s, ev);
+	emit_event(s, ss->close_id, "closed", ss->audit_id, (char *)NULL);
 	session_remove(s, ss);
 }
 

@@ -1,19 +1,20 @@
-/* Private to the LLM clients (llm*.c, extract.c): the reply being built,
- * the streamed-event state shared by the providers, and their entry points.
- * Exposed in a header so that the fuzzer can drive the event handlers. */
-#ifndef BROKER_LLM_IMPL_H
-#define BROKER_LLM_IMPL_H
+/* The reply being built and the streamed-event state the providers share
+ * (llm_stream.c): below the providers, above http.c, sse.c, lmc.c and
+ * extract.c.  Exposed in a header so that the tests and the fuzzer can
+ * drive the providers' event handlers. */
+#ifndef BROKER_LLM_STREAM_H
+#define BROKER_LLM_STREAM_H
 
 #include <json-c/json.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "llm.h"
+#include "llm_types.h"
+#include "lmc.h"
+#include "sse.h"
 #include "warden/err.h"
 
-/* A whole reply (text plus tool-call arguments) is bounded. */
-#define LLM_REPLY_MAX (8u << 20)
 #define LLM_MAX_CALLS 64
 
 /* The assistant turn being built: *out of llm_complete. */
@@ -46,7 +47,7 @@ struct llm_call {
 	bool done;
 };
 
-/* A provider's streamed reply: the SSE handlers below feed this. */
+/* A provider's streamed reply: the SSE handlers of the providers feed this. */
 struct llm_stream {
 	const char *who;            /* "openai", "anthropic", "ollama" */
 	struct llm_turn turn;
@@ -73,45 +74,33 @@ int llm_stream_flush_calls(struct llm_stream *s, bool complete_only, struct werr
 /* Adds a fragment to tool call `index` (id, name, arguments may be NULL). */
 int llm_call_add(struct llm_stream *s, int index, const char *id, const char *name,
                  const char *args, size_t args_len, struct werr *err);
+
+/* One SSE event's data as a JSON object (surrounding white space allowed),
+ * or NULL with err naming the provider and showing the start of the data. */
+json_object *llm_event_json(const struct llm_stream *s, const char *data, size_t len,
+                            struct werr *err);
+/* A string member of o (o may be NULL or not an object); NULL if absent. */
+const char *llm_jstr(json_object *o, const char *key);
+
 /* base without trailing '/' (malloc'd) */
 char *llm_base_url(const char *base);
 
-/* SSE event handlers (sse_event_fn with ctx = struct llm_stream *). */
-int openai_on_event(void *ctx, const char *event, const char *data, size_t len,
-                    struct werr *err);
-int anthropic_on_event(void *ctx, const char *event, const char *data, size_t len,
-                       struct werr *err);
-
-/* Request bodies (malloc'd JSON text) from an LMC history. */
-char *openai_request_body(const struct llm_config *cfg, const char *system,
-                          json_object *history);
-char *anthropic_request_body(const struct llm_config *cfg, const char *system,
-                             json_object *history);
-
-/* Providers: fill s->turn; the caller builds *out. */
-int openai_complete(const struct llm_config *cfg, const char *system, json_object *history,
-                    struct llm_stream *s, volatile sig_atomic_t *cancel, struct werr *err);
-int anthropic_complete(const struct llm_config *cfg, const char *system, json_object *history,
-                       struct llm_stream *s, volatile sig_atomic_t *cancel, struct werr *err);
-int replay_complete(const struct llm_config *cfg, json_object *history, struct llm_turn *t,
+/* One streamed request of a provider. */
+struct llm_post {
+	const char *path;           /* appended to the API base: "/chat/completions" */
+	const char *key_header;     /* "Authorization: Bearer ": the API key follows */
+	const char *extra_header;   /* one more "Name: value", or NULL */
+	sse_event_fn on_event;      /* ctx = the struct llm_stream */
+	/* for the errors: what the server should be ("the Anthropic API") and the
+	 * event that ends the stream ("message_stop") */
+	const char *api, *end_event;
+	bool finish_ends;           /* a finish reason ends the stream too */
+};
+/* POSTs body to cfg->api_base (else default_base) + p->path, feeds the reply's events to p->on_event, reports the retries
+ * to s->turn.ev->retry, checks the stream ended and turns its tool calls
+ * into code.  0, or -1 with a one-line err; s holds what streamed either way. */
+int llm_stream_post(struct llm_stream *s, const struct llm_post *p, const char *default_base,
+                    const struct llm_config *cfg, const char *body,
                     volatile sig_atomic_t *cancel, struct werr *err);
-/* Reads and checks a recording now (before the broker confines itself);
- * replay_complete uses this copy. */
-int replay_preload(const char *path, struct werr *err);
-
-/* extract.c: a tool call whose name is "execute" (or a language) and whose
- * arguments are JSON {language, code}, a JSON string of that, or raw code.
- * 0 with *language and *code malloc'd, or -1 when it is not a code call. */
-int llm_repair_call(const char *name, const char *args, char **language, char **code);
-/* True for the names of languages a model may use as a tool name. */
-bool llm_is_language(const char *name);
-
-/* The tool's JSON-schema parameters (new object). */
-json_object *llm_tool_schema(void);
-extern const char llm_tool_description[];
-
-/* LMC helpers */
-const char *lmc_str(json_object *m, const char *key);   /* "" when absent */
-
 
 #endif

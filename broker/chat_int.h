@@ -1,0 +1,64 @@
+/* What the files of warden chat share (chat.h lists them): the chat's
+ * state and the few functions one file calls in another. */
+#ifndef BROKER_CHAT_INT_H
+#define BROKER_CHAT_INT_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+#include "broker.h"
+#include "client.h"
+#include "llm.h"
+#include "ui.h"
+
+struct chat {
+	const struct bdirs *d;
+	struct ui ui;
+	struct llm_config llm;
+	struct bclient bc;
+	bool bc_ok;
+	struct bsession sess;
+	bool sess_open;
+	char *profile;                /* sandbox profile; NULL: the default */
+	bool auto_run, verbose, oneshot;
+	long max_output, context_window;
+	char *system_extra;
+	json_object *msgs;
+	char *conv_path;
+	json_object *denied;          /* {"syscall": count} over the conversation */
+	json_object *audit_ids;       /* sessions opened */
+	bool fatal;                   /* the supervisor is gone */
+};
+
+/* A string member of a message, NULL when absent. */
+static inline const char *mstr(json_object *m, const char *k)
+{
+	json_object *v;
+
+	if (!m || !json_object_object_get_ex(m, k, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/* chat_opts.c: a wrong command line, said on stderr; always -1. */
+int chat_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern const char chat_usage_text[];
+
+/* chat_conv.c: the conversation, shown, added to, saved */
+void chat_show_conversation(struct chat *c);
+void chat_add_console(struct chat *c, const char *content);
+void chat_save(struct chat *c);
+
+/* chat_prompt.c: the system message (malloc'd) and the profile's name */
+char *chat_system_message(struct chat *c);
+const char *chat_profile_name(const struct chat *c);
+
+/* chat_run.c: show, approve and run one code message */
+enum { RB_RAN, RB_DECLINED, RB_INTERRUPTED, RB_FATAL };
+int chat_run_block(struct chat *c, json_object *m);
+void chat_close_session(struct chat *c);
+
+/* chat_magic.c: a %command line */
+void chat_magic(struct chat *c, char *line);
+
+#endif

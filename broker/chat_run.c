@@ -1,0 +1,401 @@
+/* warden chat: one code block shown, approved (or edited), run in the
+ * session's jail, its output shown live and fed back to the model (head
+ * and tail), and what the jail denied counted. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "chat_int.h"
+#include "client.h"
+#include "conv.h"
+#include "lmc.h"
+#include "sanitize.h"
+#include "warden/util.h"
+
+#define MAX_EDITS 20
+
+/* ---- running a block ---- */
+
+struct collect {
+	struct chat *c;
+	struct wsan san[2];
+	struct sbuf head, tail;
+	size_t head_max, tail_max;
+	uint64_t total;
+	json_object *live_denied;
+};
+
+/* A cut that does not split a UTF-8 sequence: the start of the character
+ * at or after p (forward) . */
+static size_t utf8_fwd(const char *s, size_t len, size_t p)
+{
+	while (p < len && ((unsigned char)s[p] & 0xc0) == 0x80)
+		p++;
+	return p;
+}
+
+static void collect_text(struct collect *col, const char *s, size_t n)
+{
+	col->total += n;
+	if (col->head.len < col->head_max) {
+		size_t take = col->head_max - col->head.len;
+
+		if (take > n)
+			take = n;
+		sbuf_add(&col->head, s, take);
+		s += take;
+		n -= take;
+	}
+	if (!n)
+		return;
+	sbuf_add(&col->tail, s, n);
+	if (col->tail.len > 2 * col->tail_max + 4096) {
+		size_t drop = col->tail.len - col->tail_max;
+
+		memmove(col->tail.d, col->tail.d + drop, col->tail.len - drop);
+		col->tail.len -= drop;
+		col->tail.d[col->tail.len] = '\0';
+	}
+}
+
+static void on_output(void *ctx, int stream, const uint8_t *data, size_t len)
+{
+	struct collect *col = ctx;
+	struct sbuf clean = { 0 };
+	int i = stream == WSTREAM_STDERR ? 1 : 0;
+
+	wsan_feed(&col->san[i], data, len, &clean);
+	ui_output(&col->c->ui, stream, clean.d, clean.len);
+	collect_text(col, clean.d, clean.len);
+	sbuf_free(&clean);
+}
+
+static void on_audit(void *ctx, const char *syscall, uint64_t count)
+{
+	struct collect *col = ctx;
+	_cleanup_free_ char *name = wsan_str(syscall, strlen(syscall));
+	json_object *v;
+	int64_t prev = 0;
+
+	if (json_object_object_get_ex(col->live_denied, name, &v))
+		prev = json_object_get_int64(v);
+	json_object_object_add(col->live_denied, name, json_object_new_int64(prev + (int64_t)count));
+	ui_bad(&col->c->ui, "  ⛔ the jail denied %s()", name);
+}
+
+static char *collected(struct collect *col)
+{
+	struct sbuf b = { 0 };
+	size_t hl = col->head.len;
+
+	/* the head ends on a whole character */
+	while (hl > 0 && hl < col->head.len + 1 && ((unsigned char)col->head.d[hl - 1] & 0x80)) {
+		size_t st = hl - 1;
+
+		while (st > 0 && ((unsigned char)col->head.d[st] & 0xc0) == 0x80)
+			st--;
+		{
+			unsigned char lead = (unsigned char)col->head.d[st];
+			size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+
+			if (hl - st >= need)
+				break;
+			hl = st;
+		}
+	}
+	sbuf_add(&b, col->head.d ? col->head.d : "", hl);
+	if (col->total <= col->head_max + col->tail_max) {
+		sbuf_add(&b, col->head.d ? col->head.d + hl : "", col->head.len - hl);
+		sbuf_add(&b, col->tail.d ? col->tail.d : "", col->tail.len);
+	} else {
+		size_t from = col->tail.len > col->tail_max ? col->tail.len - col->tail_max : 0;
+
+		from = utf8_fwd(col->tail.d, col->tail.len, from);
+		sbuf_addf(&b, "\n\n[... %llu characters left out: the output had %llu characters "
+		          "in all; here are the first and the last ...]\n\n",
+		          (unsigned long long)(col->total - hl - (col->tail.len - from)),
+		          (unsigned long long)col->total);
+		sbuf_add(&b, col->tail.d + from, col->tail.len - from);
+	}
+	return sbuf_steal(&b);
+}
+
+static void count_denied(struct chat *c, const char *name, uint64_t n)
+{
+	json_object *v;
+	int64_t prev = 0;
+
+	if (json_object_object_get_ex(c->denied, name, &v))
+		prev = json_object_get_int64(v);
+	json_object_object_add(c->denied, name, json_object_new_int64(prev + (int64_t)n));
+}
+
+static int open_session(struct chat *c)
+{
+	struct werr err = { 0 };
+
+	if (c->sess_open)
+		return 0;
+	if (bclient_open(&c->bc, c->profile, NULL, c->oneshot ? WOPEN_ONESHOT : 0, &c->sess,
+	                 &err) < 0) {
+		ui_error(&c->ui, "%s", err.msg);
+		if (c->bc.c.eof)
+			c->fatal = true;
+		return -1;
+	}
+	c->sess_open = true;
+	json_object_array_add(c->audit_ids, json_object_new_string(c->sess.audit_id));
+	if (c->verbose)
+		ui_note(&c->ui, "[sandbox session %s opened, profile %s]", c->sess.audit_id,
+		        chat_profile_name(c));
+	return 0;
+}
+
+void chat_close_session(struct chat *c)
+{
+	struct werr err = { 0 };
+
+	if (!c->sess_open)
+		return;
+	if (bclient_close(&c->bc, c->sess.id, &err) < 0 && c->verbose)
+		ui_note(&c->ui, "closing the session: %s", err.msg);
+	bsession_free(&c->sess);
+	c->sess_open = false;
+}
+
+static void lower_trim(char *s)
+{
+	size_t n = strlen(s), i = 0;
+
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	while (isspace((unsigned char)s[i]))
+		i++;
+	memmove(s, s + i, n - i + 1);
+	for (char *p = s; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+}
+
+/* 1 run, 0 declined, -1 interrupted/no answer */
+static int approve(struct chat *c, json_object *m)
+{
+	for (int tries = 0; tries < MAX_EDITS; tries++) {
+		char *ans = NULL;
+		int r;
+
+		r = ui_readline(&c->ui, "Run this code? [y]es [n]o [e]dit [a]lways: ", false, &ans);
+		if (r == 2)
+			return -1;
+		if (r == 0)
+			return 0;
+		lower_trim(ans);
+		if (!strcmp(ans, "y") || !strcmp(ans, "yes")) {
+			free(ans);
+			return 1;
+		}
+		if (!strcmp(ans, "a") || !strcmp(ans, "always")) {
+			free(ans);
+			c->auto_run = true;
+			ui_note(&c->ui, "auto-run is on: code runs without asking until you leave");
+			return 1;
+		}
+		if (!strcmp(ans, "n") || !strcmp(ans, "no")) {
+			free(ans);
+			return 0;
+		}
+		if (!strcmp(ans, "e") || !strcmp(ans, "edit")) {
+			struct werr err = { 0 };
+			char *edited = NULL;
+
+			free(ans);
+			if (bclient_edit(&c->bc, mstr(m, "content") ?: "", &edited, &err) < 0) {
+				ui_error(&c->ui, "%s", err.msg);
+				if (c->bc.c.eof) {
+					c->fatal = true;
+					return -1;
+				}
+				continue;
+			}
+			json_object_object_add(m, "content", json_object_new_string(edited));
+			free(edited);
+			ui_code_box(&c->ui, mstr(m, "format"), chat_profile_name(c), mstr(m, "content"));
+			continue;
+		}
+		free(ans);
+		ui_note(&c->ui, "answer y (run it), n (do not), e (edit it first) or a (run this "
+		        "and every later block)");
+	}
+	return 0;
+}
+
+static void result_lines(struct chat *c, const struct wresult *res, struct sbuf *model,
+                         json_object *live_denied)
+{
+	struct ui *u = &c->ui;
+	char wall[32];
+
+	format_duration_ms(res->wall_ms, wall, sizeof(wall));
+	switch (res->reason) {
+	case WB_EXITED:
+		if (res->exit_code == 0) {
+			ui_good(u, "✓ done (%s)", wall);
+		} else {
+			ui_bad(u, "✗ exit status %d (%s)", res->exit_code, wall);
+			sbuf_addf(model, "\n[exit status %d]", res->exit_code);
+		}
+		break;
+	case WB_SIGNALED:
+		ui_bad(u, "✗ killed by signal %u (%s)", res->signal, wall);
+		sbuf_addf(model, "\n[killed by signal %u]", res->signal);
+		break;
+	case WB_INTERRUPTED:
+		ui_bad(u, "^C interrupted (%s)", wall);
+		sbuf_adds(model, "\n[interrupted by the user (Ctrl-C)]");
+		break;
+	default:
+		ui_bad(u, "✗ stopped by the jail: %s limit reached (%s)",
+		       wblock_reason_name(res->reason), wall);
+		sbuf_addf(model, "\n[stopped by the jail: the policy's %s limit was reached]",
+		          wblock_reason_name(res->reason));
+		break;
+	}
+	if (res->message && *res->message &&
+	    strcmp(res->message, wblock_reason_name(res->reason))) {
+		ui_note(u, "%s", res->message);
+		sbuf_addf(model, "\n[warden: %s]", res->message);
+	}
+	if (res->n_denied || json_object_object_length(live_denied)) {
+		struct sbuf l = { 0 };
+
+		if (res->n_denied) {
+			for (uint32_t i = 0; i < res->n_denied; i++) {
+				sbuf_addf(&l, "%s%s ×%llu", i ? ", " : "", res->denied[i].name,
+				          (unsigned long long)res->denied[i].count);
+				count_denied(c, res->denied[i].name, res->denied[i].count);
+			}
+		} else {
+			json_object_object_foreach(live_denied, k, v) {
+				sbuf_addf(&l, "%s%s ×%lld", l.len ? ", " : "", k,
+				          (long long)json_object_get_int64(v));
+				count_denied(c, k, (uint64_t)json_object_get_int64(v));
+			}
+		}
+		ui_bad(u, "⛔ denied by the sandbox policy: %s", l.d);
+		sbuf_addf(model, "\n[the jail's policy denied these system calls: %s. This is the "
+		          "sandbox working as intended; do not try to get around it]", l.d);
+		sbuf_free(&l);
+	}
+	if (res->flags & WRES_TRUNCATED)
+		sbuf_adds(model, "\n[the jail's output limit was reached: the middle of the output "
+		                 "was dropped]");
+	if (res->flags & WRES_STATE_LOST) {
+		ui_note(u, "the session's jail ended: the next block starts fresh (variables and "
+		        "imports are gone)");
+		sbuf_adds(model, "\n[the session restarted: variables, imports and functions from "
+		                 "earlier blocks are gone]");
+	}
+	if (c->verbose) {
+		char mem[32];
+
+		format_size(res->peak_memory, mem, sizeof(mem));
+		ui_note(u, "[wall %llums, cpu %llums, peak memory %s, output %llu bytes]",
+		        (unsigned long long)res->wall_ms, (unsigned long long)res->cpu_ms, mem,
+		        (unsigned long long)res->output_bytes);
+	}
+}
+
+int chat_run_block(struct chat *c, json_object *m)
+{
+	struct collect col;
+	struct wresult res;
+	struct werr err = { 0 };
+	struct sbuf model = { 0 };
+	const char *lang = mstr(m, "format") ?: "";
+	const char *code;
+	sig_atomic_t before;
+	int r, a, ret = RB_RAN;
+	char *out;
+
+	ui_code_box(&c->ui, lang, chat_profile_name(c), mstr(m, "content"));
+	if (!c->auto_run) {
+		if (!c->ui.tty_in) {
+			ui_bad(&c->ui, "Not run: there is no terminal to ask for approval. Use -y "
+			       "(--auto-run) to run the model's code without asking.");
+			chat_add_console(c, CONV_DECLINED " (There was no terminal to ask; the user can "
+			               "rerun with -y to allow code to run.)");
+			return RB_DECLINED;
+		}
+		a = approve(c, m);
+		if (c->fatal)
+			return RB_FATAL;
+		if (a < 0) {
+			chat_add_console(c, CONV_NOT_RUN "the user pressed Ctrl-C at the approval prompt.");
+			return RB_INTERRUPTED;
+		}
+		if (a == 0) {
+			ui_note(&c->ui, "not run; the model will be told you declined");
+			chat_add_console(c, CONV_DECLINED);
+			return RB_DECLINED;
+		}
+	}
+	if (open_session(c) < 0) {
+		chat_add_console(c, CONV_NOT_RUN "warden could not start the jail.");
+		return RB_FATAL;
+	}
+	code = mstr(m, "content") ?: "";
+	memset(&col, 0, sizeof(col));
+	col.c = c;
+	wsan_init(&col.san[0]);
+	wsan_init(&col.san[1]);
+	col.head_max = (size_t)c->max_output / 2;
+	col.tail_max = (size_t)c->max_output - col.head_max;
+	col.live_denied = json_object_new_object();
+	{
+		const struct bclient_cb cb = { on_output, on_audit };
+
+		ui_sigint = 0;
+		before = ui_sigint_count;
+		r = bclient_run(&c->bc, c->sess.id, lang, code, strlen(code), &cb, &col, &ui_sigint,
+		                &res, &err);
+		ui_sigint = 0;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct sbuf rest = { 0 };
+
+		wsan_end(&col.san[i], &rest);
+		ui_output(&c->ui, i ? WSTREAM_STDERR : WSTREAM_STDOUT, rest.d, rest.len);
+		collect_text(&col, rest.d, rest.len);
+		sbuf_free(&rest);
+	}
+	ui_newline(&c->ui);
+	out = collected(&col);
+	sbuf_adds(&model, *out ? out : "(no output)");
+	free(out);
+	if (r < 0) {
+		ui_error(&c->ui, "%s", err.msg);
+		sbuf_addf(&model, "\n[warden: the block could not run: %s]", err.msg);
+		if (c->bc.c.eof) {
+			c->fatal = true;
+			ret = RB_FATAL;
+		} else if (ui_sigint_count != before) {
+			ret = RB_INTERRUPTED;
+		}
+	} else {
+		if (ui_sigint_count != before && res.reason != WB_INTERRUPTED)
+			ui_bad(&c->ui, "^C interrupted");
+		result_lines(c, &res, &model, col.live_denied);
+		if (res.reason == WB_INTERRUPTED || ui_sigint_count != before)
+			ret = RB_INTERRUPTED;
+		wresult_free(&res);
+	}
+	chat_add_console(c, model.d);
+	sbuf_free(&model);
+	sbuf_free(&col.head);
+	sbuf_free(&col.tail);
+	json_object_put(col.live_denied);
+	return ret;
+}
+

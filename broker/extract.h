@@ -1,0 +1,24 @@
+/* Code in assistant text, and tool calls repaired (extract.c).  Depends on
+ * lmc.h only. */
+#ifndef BROKER_EXTRACT_H
+#define BROKER_EXTRACT_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+/* Code blocks in assistant text, and the common mistakes of local models:
+ * ```lang fenced blocks; a tool call written as plain JSON text
+ * ({"name":"execute","arguments":{...}}); functions.execute(...); a tool
+ * named after the language ({"name":"python","arguments":"..."}).
+ * Returns a json array of LMC messages that replaces `text`: the prose
+ * pieces as "message", each block as "code". */
+json_object *llm_extract_code(const char *text);
+
+/* A tool call whose name is "execute" (or a language) and whose arguments
+ * are JSON {language, code}, a JSON string of that, or raw code.  0 with
+ * *language and *code malloc'd, or -1 when it is not a code call. */
+int llm_repair_call(const char *name, const char *args, char **language, char **code);
+/* True for the names of languages a model may use as a tool name. */
+bool llm_is_language(const char *name);
+
+#endif

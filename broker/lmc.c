@@ -1,0 +1,52 @@
+/* LMC messages and the tool's schema (lmc.h). */
+#include "lmc.h"
+
+const char *lmc_str(json_object *m, const char *key)
+{
+	json_object *v;
+
+	if (m && json_object_is_type(m, json_type_object) &&
+	    json_object_object_get_ex(m, key, &v) && json_object_is_type(v, json_type_string))
+		return json_object_get_string(v);
+	return "";
+}
+
+json_object *lmc_msg(const char *role, const char *type, const char *format,
+                     const char *content)
+{
+	json_object *m = json_object_new_object();
+
+	json_object_object_add(m, "role", json_object_new_string(role));
+	json_object_object_add(m, "type", json_object_new_string(type));
+	if (format)
+		json_object_object_add(m, "format", json_object_new_string(format));
+	json_object_object_add(m, "content", json_object_new_string(content ? content : ""));
+	return m;
+}
+
+const char llm_tool_description[] =
+	"Run code on the user's machine, inside warden's jail, and return its output "
+	"(stdout and stderr). The jail's policy may deny files, network or system calls; "
+	"a denial is reported in the output. State persists between calls of the same "
+	"language.";
+
+json_object *llm_tool_schema(void)
+{
+	json_object *s = json_object_new_object(), *props = json_object_new_object();
+	json_object *lang = json_object_new_object(), *code = json_object_new_object();
+	json_object *req = json_object_new_array();
+
+	json_object_object_add(lang, "type", json_object_new_string("string"));
+	json_object_object_add(lang, "description",
+	                       json_object_new_string("The language: python, javascript, shell, ..."));
+	json_object_object_add(code, "type", json_object_new_string("string"));
+	json_object_object_add(code, "description", json_object_new_string("The code to run."));
+	json_object_object_add(props, "language", lang);
+	json_object_object_add(props, "code", code);
+	json_object_array_add(req, json_object_new_string("language"));
+	json_object_array_add(req, json_object_new_string("code"));
+	json_object_object_add(s, "type", json_object_new_string("object"));
+	json_object_object_add(s, "properties", props);
+	json_object_object_add(s, "required", req);
+	return s;
+}

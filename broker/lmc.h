@@ -1,0 +1,26 @@
+/* LMC messages (the conversation format, llm.h) and the one tool the model
+ * is offered.  The bottom of the LLM code: it depends on json-c only. */
+#ifndef BROKER_LMC_H
+#define BROKER_LMC_H
+
+#include <json-c/json.h>
+
+/* The name of the one tool. */
+#define LLM_TOOL_NAME "execute"
+/* What a tool call nobody answered, or that printed nothing, returns. */
+#define LMC_NO_OUTPUT "(no output)"
+
+/* A whole reply (text plus tool-call arguments) is bounded. */
+#define LLM_REPLY_MAX (8u << 20)
+
+/* One LMC message {role, type, format (omitted when NULL), content}. */
+json_object *lmc_msg(const char *role, const char *type, const char *format,
+                     const char *content);
+/* A string member of a message; "" when absent or not a string. */
+const char *lmc_str(json_object *m, const char *key);
+
+/* The tool's JSON-schema parameters (new object) and description. */
+json_object *llm_tool_schema(void);
+extern const char llm_tool_description[];
+
+#endif
