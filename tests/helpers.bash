@@ -3,6 +3,7 @@
 #   $WARDEN_PROBES the static security probes
 #   $WARDEN_UNPRIV 1 when this run is the unprivileged pass
 #   $WS            a fresh workspace per test (removed in teardown)
+bats_require_minimum_version 1.5.0  # for `run !`
 WARDEN=${WARDEN:-$BATS_TEST_DIRNAME/../../build/warden}
 WARDEN_PROBES=${WARDEN_PROBES:-$BATS_TEST_DIRNAME/../../build/probes}
 WARDEN_TOP=${WARDEN_TOP:-$BATS_TEST_DIRNAME/../..}

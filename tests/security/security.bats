@@ -12,7 +12,8 @@ setup() { common_setup; }
 
 teardown() {
 	if [ -n "${HOST_PID:-}" ]; then kill "$HOST_PID" 2>/dev/null || true; fi
-	rm -f "$WS.json" "$WS.canary" "$WS.policy.json"
+	if [ -n "${TTY_SOCK:-}" ]; then tmux -L "$TTY_SOCK" kill-server 2>/dev/null || true; rm -rf "$WS.tty"; fi
+	rm -f "$WS.json" "$WS.canary" "$WS.policy.json" "$WS.port" "$WS.conns"
 	common_teardown
 }
 
@@ -87,6 +88,40 @@ procs_matching() {
 	jprobe -- tiocsti
 	blocked tiocsti
 	denied ioctl
+}
+
+# on_tty SHELL-COMMAND: run it in a tmux pane (a real controlling
+# terminal), then type MARK and Enter there, and print the line the pane's
+# shell then reads from the terminal: "MARK" if nothing was pushed into the
+# terminal's input, "<injected>MARK" otherwise.
+on_tty() {
+	TTY_SOCK="warden-sec-$$-$BATS_TEST_NUMBER"
+	local t="$WS.tty"
+	rm -rf "$t"; mkdir -p "$t"
+	tmux -L "$TTY_SOCK" kill-server 2>/dev/null || true
+	tmux -L "$TTY_SOCK" -f /dev/null new-session -d -x 120 -y 40 \
+		"$1; echo \$? > '$t/rc'; IFS= read -r line; printf '%s\\n' \"\$line\" > '$t/line.tmp'; mv '$t/line.tmp' '$t/line'; sleep 60"
+	for _ in $(seq 600); do [ -s "$t/rc" ] && break; sleep 0.05; done
+	[ -s "$t/rc" ] || { echo "on_tty: the command did not finish"; return 1; }
+	tmux -L "$TTY_SOCK" send-keys MARK Enter
+	for _ in $(seq 200); do [ -s "$t/line" ] && break; sleep 0.05; done
+	cat "$t/line"
+}
+
+@test "security: warden on a real terminal: the jail cannot inject into it (tiocsti)" {
+	command -v tmux >/dev/null || { echo "tmux is required (tools/deps.sh)"; false; }
+	# positive control: where TIOCSTI exists at all, a host process on this
+	# terminal can push a character, and the line read shows it
+	if [ "$(cat /proc/sys/dev/tty/legacy_tiocsti 2>/dev/null || echo 1)" != 0 ]; then
+		run on_tty "python3 -c 'import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b\"#\")'"
+		[ "$output" = "#MARK" ] || { echo "control: TIOCSTI from the host gave: $output"; false; }
+	fi
+	cp "$WARDEN_PROBES/tiocsti" "$WS/"
+	run on_tty "'$WARDEN' run --workspace '$WS' --json '$WS.json' -- ./tiocsti > '$WS.tty/out' 2>&1"
+	echo "terminal input after the run: $output; probe: $(cat "$WS.tty/out")"
+	[ "$output" = "MARK" ]
+	[ "$(cat "$WS.tty/rc")" = 0 ]
+	grep -q "tiocsti: BLOCKED" "$WS.tty/out"
 }
 
 @test "security: no fd of warden leaks into the jail (leaked_fds)" {
@@ -206,11 +241,24 @@ s.bind("\0" + sys.argv[1]); s.listen(16); time.sleep(60)' "$name" &
 }
 
 @test "security: no path out of the workspace: .., /proc, symlinks, hardlinks (path_escape)" {
+	local watch="$BATS_TEST_DIRNAME/host_watch.py"
+	# positive control: on the host, the probe reaches the canary, and the
+	# host's inotify watch and the canary's content both show it
+	echo "warden-canary" > "$WS.canary"
+	run python3 "$watch" "$WS.canary" -- "$WARDEN_PROBES/path_escape" "$WS.canary"
+	[ "$status" -eq 3 ] || { echo "control: the host watch saw nothing: $output"; false; }
+	[[ "$output" == *"host_watch: $WS.canary: opened"* ]]
+	[ "$(cat "$WS.canary")" != warden-canary ]
+	# in the jail: the probe says BLOCKED, and the host saw no access at all
 	echo "warden-canary" > "$WS.canary"
 	ln -s "$WS.canary" "$WS/canary-link"
-	jprobe -- path_escape "$WS.canary" canary-link "$HOME/.ssh/id_rsa" "$HOME/.bash_history"
+	cp "$WARDEN_PROBES/path_escape" "$WS/"
+	run python3 "$watch" "$WS.canary" -- "$WARDEN" run --workspace "$WS" --json "$WS.json" -- \
+		./path_escape "$WS.canary" canary-link "$HOME/.ssh/id_rsa" "$HOME/.bash_history"
+	echo "status $status: $output"
 	blocked path_escape
-	grep -qx warden-canary "$WS.canary"
+	[[ "$output" != *host_watch* ]]
+	[ "$(cat "$WS.canary")" = warden-canary ]
 }
 
 @test "security: /sys is absent or read-only (sysfs)" {
@@ -239,9 +287,28 @@ s.bind("\0" + sys.argv[1]); s.listen(16); time.sleep(60)' "$name" &
 	denied sethostname
 }
 
-@test "security: no network device but lo (network)" {
-	jprobe -- network
+@test "security: no network device but lo, the host's 127.0.0.1 unreachable (network)" {
+	python3 "$BATS_TEST_DIRNAME/host_listen.py" "$WS.port" "$WS.conns" &
+	HOST_PID=$!
+	for _ in $(seq 100); do [ -s "$WS.port" ] && break; sleep 0.05; done
+	local port
+	port=$(cat "$WS.port")
+	# positive control: from the host the probe connects, and the listener sees it
+	run "$WARDEN_PROBES/network" "$port"
+	[ "$status" -eq 1 ] && [[ "$output" == *"connected to the host's 127.0.0.1:$port"* ]] ||
+		{ echo "control: $output"; false; }
+	for _ in $(seq 100); do [ -s "$WS.conns" ] && break; sleep 0.05; done
+	[ -s "$WS.conns" ]
+	: > "$WS.conns"
+	jprobe -- network "$port"
 	blocked network
+	[[ "$output" == *"connect 127.0.0.1:$port: ECONNREFUSED"* ]]
+	# judged from the host: the listener saw nothing before a last
+	# connection of the host's own (accepted in order, so once it is logged
+	# any connection from the jail would be logged too)
+	python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()' "$port"
+	for _ in $(seq 100); do [ -s "$WS.conns" ] && break; sleep 0.05; done
+	[ "$(wc -l < "$WS.conns")" -eq 1 ] || { echo "the host listener was reached: $(cat "$WS.conns")"; false; }
 }
 
 @test "security: no raw packet sockets (af_packet)" {
@@ -284,10 +351,15 @@ s.bind("\0" + sys.argv[1]); s.listen(16); time.sleep(60)' "$name" &
 
 @test "security: files stop at the file_size limit (disk)" {
 	policy_with 'p["name"] = "probe-fsize"; p["limits"]["file_size"] = "4M"'
-	jprobe --policy "$WS.policy.json" -- disk ./fill 4194304
+	jprobe --policy "$WS.policy.json" -- disk ./fill 4194304 keep
 	blocked disk
 	[[ "$output" == *EFBIG* ]]
-	[ ! -e "$WS/fill" ]
+	# judged from the host: the file the probe kept is no larger than the limit
+	local size
+	size=$(stat -c %s "$WS/fill")
+	echo "host: fill is $size bytes"
+	[ "$size" -gt 0 ]
+	[ "$size" -le 4194304 ]
 }
 
 @test "security: an output flood is stopped at the output limit (output_flood)" {
@@ -305,15 +377,16 @@ s.bind("\0" + sys.argv[1]); s.listen(16); time.sleep(60)' "$name" &
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"daemon: STARTED"* ]]
 	[ -s "$WS/daemon.log" ]
-	sleep 0.3
-	local a b
-	a=$(stat -c %s "$WS/daemon.log")
-	sleep 0.5
-	b=$(stat -c %s "$WS/daemon.log")
-	[ "$a" = "$b" ] || { echo "daemon.log still growing: $a -> $b"; false; }
+	# warden has returned: at that moment no such process may exist (no
+	# grace period: the pid namespace is gone when pid 1 has been reaped)
 	local left
 	left=$(procs_matching "$WS/daemon.log")
 	[ -z "$left" ] || { echo "the daemon survived the run: $left"; false; }
+	# and nothing writes the log any more, under any name: the host watches
+	# it for three of the daemon's 100 ms ticks (a detection window, not a
+	# grace period; a survivor writes in it)
+	run python3 "$BATS_TEST_DIRNAME/host_watch.py" "$WS/daemon.log" -- sleep 0.3
+	[ "$status" -eq 0 ] || { echo "daemon.log still written after the run: $output"; false; }
 }
 
 # --- the deny action ------------------------------------------------------------
