@@ -29,6 +29,16 @@ skip_unless_works() {
 
 is_root() { [ "$(id -u)" = 0 ]; }
 
+# not_as_root WHAT: for the fallback branch of a test.  As root warden always
+# has a writable cgroup, so a fallback there is a failure, not an accepted
+# alternative; unprivileged (no delegation) it is the expected path.
+not_as_root() {
+	if is_root; then
+		echo "as root, $* must not happen: warden has a cgroup here"
+		return 1
+	fi
+}
+
 # run warden in a jail with the workspace $WS; extra warden options first:
 #   wrun [--opt ...] -- prog args
 wrun() { run "$WARDEN" run --workspace "$WS" "$@"; }

@@ -145,6 +145,7 @@ teardown() { common_teardown; }
 	if grep -q '"memory": "cgroup' "$WS.json"; then
 		grep -q '"reason": "oom"' "$WS.json"
 	else
+		not_as_root "the rlimit fallback for --memory"
 		grep -q '"memory": "rlimit"' "$WS.json"
 		[[ "$output" == *"MemoryError"* ]]
 	fi
@@ -163,7 +164,7 @@ teardown() { common_teardown; }
 	if ! grep -q '"cpus": "cgroup' "$WS.json"; then
 		# no writable cgroup (unprivileged): nothing can enforce it, and
 		# warden must say so rather than pretend.  As root there is always one.
-		if is_root; then echo "as root, --cpus must be enforced by a cgroup"; cat "$WS.json"; false; fi
+		not_as_root "--cpus enforced by nothing"
 		grep -q '"cpus": "unavailable"' "$WS.json"
 		[[ "$output" == *"cpus limit enforced by nothing"* ]]
 		rm -f "$WS.json"

@@ -337,6 +337,7 @@ s.bind("\0" + sys.argv[1]); s.listen(16); time.sleep(60)' "$name" &
 	if [ "$(summary 'd["reason"]')" = oom ]; then
 		[ "$status" -eq 137 ]
 	else
+		not_as_root "the rlimit fallback for the memory limit"
 		blocked memory
 		[ "$(summary 'd["limits"]["memory"]')" = rlimit ]
 	fi
