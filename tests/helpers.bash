@@ -29,6 +29,17 @@ skip_unless_works() {
 
 is_root() { [ "$(id -u)" = 0 ]; }
 
+# host processes whose command line contains $1, one line each (read from
+# /proc directly, so a zombie or a renamed process is seen as well)
+procs_matching() {
+	local f a
+	for f in /proc/[0-9]*/cmdline; do
+		mapfile -d '' a 2>/dev/null < "$f" || continue
+		[[ "${a[*]}" == *"$1"* ]] && echo "${f%/cmdline}: ${a[*]}"
+	done
+	return 0
+}
+
 # not_as_root WHAT: for the fallback branch of a test.  As root warden always
 # has a writable cgroup, so a fallback there is a failure, not an accepted
 # alternative; unprivileged (no delegation) it is the expected path.

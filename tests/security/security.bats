@@ -71,16 +71,6 @@ p = json.load(open(sys.argv[1])); exec(sys.argv[2]); json.dump(p, open(sys.argv[
 		"$WARDEN_TOP/policy/profiles/workspace.json" "$1" "$WS.policy.json"
 }
 
-# host processes whose command line contains $1 (without pgrep: procps is
-# not a dependency)
-procs_matching() {
-	local f a
-	for f in /proc/[0-9]*/cmdline; do
-		mapfile -d '' a 2>/dev/null < "$f" || continue
-		[[ "${a[*]}" == *"$1"* ]] && echo "${f%/cmdline}: ${a[*]}"
-	done
-	return 0
-}
 
 # --- terminals, fds, binaries ------------------------------------------------
 
