@@ -307,6 +307,83 @@ s.bind("\0" + sys.argv[1]); s.listen(16); time.sleep(60)' "$name" &
 	denied socket
 }
 
+# --- judged from the host -----------------------------------------------------
+
+# Landlock is really applied: a FIFO is written without the mount's write
+# check (the kernel skips it for special files), so under `strict` the
+# read-only workspace alone would let the jail write into a FIFO the host
+# reads.  Only Landlock (no write right there) refuses it.  The workspace is
+# under /var/tmp: under /tmp, the jail's writable /tmp tmpfs would grant
+# Landlock write rights to everything beneath it (tests/pending/).
+@test "security: Landlock is applied: under strict, a host FIFO in the workspace is not writable" {
+	local ws fifo line ff
+	ws=$(mktemp -d /var/tmp/warden-ws.XXXXXX)
+	fifo="$ws/fifo"
+	mkfifo "$fifo"
+	exec {ff}<>"$fifo"   # the host holds both ends: opens never block
+	# control: under `workspace` (read-write), the write reaches the host
+	run "$WARDEN" run --workspace "$ws" -- /bin/sh -c 'echo through-rw > fifo'
+	echo "workspace: $status $output"
+	read -r -t 10 -u "$ff" line || line="(nothing)"
+	[ "$line" = through-rw ] || { exec {ff}<&-; rm -rf "$ws"; echo "control: host read $line"; false; }
+	run "$WARDEN" run --profile strict --workspace "$ws" --json "$WS.json" -- \
+		/bin/sh -c 'echo escaped-strict > fifo'
+	echo "strict: $status $output"
+	# FIFO order: the host's own line comes first unless the jail wrote
+	echo sentinel >&"$ff"
+	read -r -t 10 -u "$ff" line || line="(nothing)"
+	exec {ff}<&-
+	rm -rf "$ws"
+	[ "$line" = sentinel ] || { echo "the jail wrote to the host's FIFO under strict: $line"; false; }
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Permission denied"* ]]
+	[[ "$(summary 'd["limits"]["filesystem"]')" == landlock-abi-* ]]
+}
+
+@test "security: /dev is minimal: five harmless devices, fd links, shm; no tty, no disk" {
+	wrun -- /bin/sh -c 'ls -A /dev; echo ---; for d in null zero full random urandom; do stat -c "%n %F %t:%T" /dev/$d; done;
+		echo ---; for f in /dev/* /dev/shm/* /dev/fd/*; do { [ -c "$f" ] || [ -b "$f" ]; } && echo "$f"; done | sort; echo ---; ls -A /dev/shm | wc -l'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local want="fd full null random shm stderr stdin stdout urandom zero"
+	[ "$(sed -n '1,/^---$/p' <<<"$output" | grep -v '^---$' | tr '\n' ' ' | sed 's/ $//')" = "$want" ]
+	# the same devices as the host's (major:minor), nothing else of type c or b
+	local d
+	for d in null zero full random urandom; do
+		[[ "$output" == *"/dev/$d character special file $(stat -c '%t:%T' /dev/$d)"* ]]
+	done
+	[ "$(awk '/^---$/ { n++; next } n == 2' <<<"$output" | tr '\n' ' ')" = "/dev/full /dev/null /dev/random /dev/urandom /dev/zero " ]
+	[ "$(awk '/^---$/ { n++; next } n == 3' <<<"$output")" = 0 ]
+}
+
+@test "security: seen from the host, a jailed process has no capability, NoNewPrivs, seccomp, fds 0-2, its own namespaces" {
+	local token=$((8000000 + RANDOM)) pid="" f
+	"$WARDEN" run --workspace "$WS" --timeout 60s -- /bin/sleep "$token" 2>/dev/null &
+	HOST_PID=$!
+	for _ in $(seq 400); do
+		pid=$(procs_matching "sleep $token" | grep -v "warden" | head -1 | sed 's|^/proc/\([0-9]*\):.*|\1|')
+		[ -n "$pid" ] && break
+		sleep 0.05
+	done
+	[ -n "$pid" ] || { echo "the jailed sleep never appeared"; false; }
+	echo "jailed pid $pid (host view)"
+	grep -E '^(Cap|NoNewPrivs|Seccomp)' "/proc/$pid/status"
+	for f in CapInh CapPrm CapEff CapBnd CapAmb; do
+		[ "$(awk -v k="$f:" '$1 == k { print $2 }' "/proc/$pid/status")" = 0000000000000000 ]
+	done
+	[ "$(awk '$1 == "NoNewPrivs:" { print $2 }' "/proc/$pid/status")" = 1 ]
+	[ "$(awk '$1 == "Seccomp:" { print $2 }' "/proc/$pid/status")" = 2 ]
+	# fds and namespaces need ptrace access to the process: the caller has
+	# it (root, or the owner of the jail's user namespace)
+	ls "/proc/$pid/fd"
+	[ "$(ls "/proc/$pid/fd" | tr '\n' ' ')" = "0 1 2 " ]
+	for f in mnt pid net ipc uts cgroup; do
+		[ "$(readlink "/proc/$pid/ns/$f")" != "$(readlink "/proc/self/ns/$f")" ] ||
+			{ echo "the jail shares the host's $f namespace"; false; }
+	done
+	kill "$HOST_PID"; wait "$HOST_PID" || true; HOST_PID=
+}
+
 # --- exhaustion ---------------------------------------------------------------
 
 @test "security: a fork bomb hits the pids limit (fork_bomb)" {
