@@ -30,8 +30,7 @@ teardown() { common_teardown; }
 }
 
 @test "run: a missing program exits 127 with one line saying so" {
-	wrun -- no-such-program-xyz
-	[ "$status" -eq 127 ]
+	run -127 "$WARDEN" run --workspace "$WS" -- no-such-program-xyz
 	[[ "$output" == *"no-such-program-xyz: not found in the jail"* ]]
 	[ "${#lines[@]}" -eq 1 ]
 }

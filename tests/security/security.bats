@@ -12,7 +12,9 @@ setup() { common_setup; }
 
 teardown() {
 	if [ -n "${HOST_PID:-}" ]; then kill "$HOST_PID" 2>/dev/null || true; fi
-	if [ -n "${TTY_SOCK:-}" ]; then tmux -L "$TTY_SOCK" kill-server 2>/dev/null || true; rm -rf "$WS.tty"; fi
+	local sock
+	for sock in ${TTY_SOCKS:-}; do tmux -L "$sock" kill-server 2>/dev/null || true; done
+	rm -rf "$WS.tty"
 	rm -f "$WS.json" "$WS.canary" "$WS.policy.json" "$WS.port" "$WS.conns"
 	common_teardown
 }
@@ -85,15 +87,16 @@ p = json.load(open(sys.argv[1])); exec(sys.argv[2]); json.dump(p, open(sys.argv[
 # shell then reads from the terminal: "MARK" if nothing was pushed into the
 # terminal's input, "<injected>MARK" otherwise.
 on_tty() {
-	TTY_SOCK="warden-sec-$$-$BATS_TEST_NUMBER"
-	local t="$WS.tty"
+	# a new tmux server each time: reusing a socket races with its exit
+	TTY_N=$((${TTY_N:-0} + 1))
+	local sock="warden-sec-$$-$BATS_TEST_NUMBER-$TTY_N" t="$WS.tty"
+	TTY_SOCKS="${TTY_SOCKS:-} $sock"
 	rm -rf "$t"; mkdir -p "$t"
-	tmux -L "$TTY_SOCK" kill-server 2>/dev/null || true
-	tmux -L "$TTY_SOCK" -f /dev/null new-session -d -x 120 -y 40 \
+	tmux -L "$sock" -f /dev/null new-session -d -x 120 -y 40 \
 		"$1; echo \$? > '$t/rc'; IFS= read -r line; printf '%s\\n' \"\$line\" > '$t/line.tmp'; mv '$t/line.tmp' '$t/line'; sleep 60"
 	for _ in $(seq 600); do [ -s "$t/rc" ] && break; sleep 0.05; done
 	[ -s "$t/rc" ] || { echo "on_tty: the command did not finish"; return 1; }
-	tmux -L "$TTY_SOCK" send-keys MARK Enter
+	tmux -L "$sock" send-keys MARK Enter
 	for _ in $(seq 200); do [ -s "$t/line" ] && break; sleep 0.05; done
 	cat "$t/line"
 }
@@ -341,7 +344,7 @@ s.bind("\0" + sys.argv[1]); s.listen(16); time.sleep(60)' "$name" &
 }
 
 @test "security: /dev is minimal: five harmless devices, fd links, shm; no tty, no disk" {
-	wrun -- /bin/sh -c 'ls -A /dev; echo ---; for d in null zero full random urandom; do stat -c "%n %F %t:%T" /dev/$d; done;
+	wrun --quiet -- /bin/sh -c 'ls -A /dev; echo ---; for d in null zero full random urandom; do stat -c "%n %F %t:%T" /dev/$d; done;
 		echo ---; for f in /dev/* /dev/shm/* /dev/fd/*; do { [ -c "$f" ] || [ -b "$f" ]; } && echo "$f"; done | sort; echo ---; ls -A /dev/shm | wc -l'
 	echo "$output"
 	[ "$status" -eq 0 ]
