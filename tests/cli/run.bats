@@ -246,7 +246,7 @@ teardown() { common_teardown; }
 @test "run: on a terminal, warden returns when the program ends and takes no key of the user's" {
 	local sock="warden-run-$$-$BATS_TEST_NUMBER"
 	tmux -L "$sock" -f /dev/null new-session -d -x 100 -y 30 \
-		"'$WARDEN' run --workspace '$WS' -- /bin/true; echo \$? > '$WS.rc'; IFS= read -r line; printf '%s\\n' \"\$line\" > '$WS.line.tmp'; mv '$WS.line.tmp' '$WS.line'; sleep 60"
+		"'$WARDEN' run --workspace '$WS' -- /bin/true; echo \$? > '$WS.rc'; IFS= read -r line; printf '%s\\n' \"\$line\" > '$WS.line.tmp'; mv '$WS.line.tmp' '$WS.line'"
 	for _ in $(seq 200); do [ -s "$WS.rc" ] && break; sleep 0.05; done
 	rc=$(cat "$WS.rc" 2>/dev/null || echo "none: warden still running")
 	tmux -L "$sock" send-keys MARK Enter

@@ -83,22 +83,25 @@ p = json.load(open(sys.argv[1])); exec(sys.argv[2]); json.dump(p, open(sys.argv[
 }
 
 # on_tty SHELL-COMMAND: run it in a tmux pane (a real controlling
-# terminal), then type MARK and Enter there, and print the line the pane's
-# shell then reads from the terminal: "MARK" if nothing was pushed into the
-# terminal's input, "<injected>MARK" otherwise.
+# terminal), then type MARK and Enter there, and set TTY_LINE to the line the
+# pane's shell then reads from the terminal: "MARK" if nothing was pushed
+# into the terminal's input, "<injected>MARK" otherwise.  Called directly,
+# not in a subshell, so that teardown sees TTY_SOCKS; the pane (and its
+# tmux server) ends after the read.
 on_tty() {
 	# a new tmux server each time: reusing a socket races with its exit
 	TTY_N=$((${TTY_N:-0} + 1))
 	local sock="warden-sec-$$-$BATS_TEST_NUMBER-$TTY_N" t="$WS.tty"
 	TTY_SOCKS="${TTY_SOCKS:-} $sock"
+	TTY_LINE=
 	rm -rf "$t"; mkdir -p "$t"
 	tmux -L "$sock" -f /dev/null new-session -d -x 120 -y 40 \
-		"$1; echo \$? > '$t/rc'; IFS= read -r line; printf '%s\\n' \"\$line\" > '$t/line.tmp'; mv '$t/line.tmp' '$t/line'; sleep 60"
+		"$1; echo \$? > '$t/rc'; IFS= read -r line; printf '%s\\n' \"\$line\" > '$t/line.tmp'; mv '$t/line.tmp' '$t/line'"
 	for _ in $(seq 600); do [ -s "$t/rc" ] && break; sleep 0.05; done
 	[ -s "$t/rc" ] || { echo "on_tty: the command did not finish"; return 1; }
 	tmux -L "$sock" send-keys MARK Enter
 	for _ in $(seq 200); do [ -s "$t/line" ] && break; sleep 0.05; done
-	cat "$t/line"
+	TTY_LINE=$(cat "$t/line")
 }
 
 @test "security: warden on a real terminal: the jail cannot inject into it (tiocsti)" {
@@ -106,13 +109,13 @@ on_tty() {
 	# positive control: where TIOCSTI exists at all, a host process on this
 	# terminal can push a character, and the line read shows it
 	if [ "$(cat /proc/sys/dev/tty/legacy_tiocsti 2>/dev/null || echo 1)" != 0 ]; then
-		run on_tty "python3 -c 'import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b\"#\")'"
-		[ "$output" = "#MARK" ] || { echo "control: TIOCSTI from the host gave: $output"; false; }
+		on_tty "python3 -c 'import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b\"#\")'"
+		[ "$TTY_LINE" = "#MARK" ] || { echo "control: TIOCSTI from the host gave: $TTY_LINE"; false; }
 	fi
 	cp "$WARDEN_PROBES/tiocsti" "$WS/"
-	run on_tty "'$WARDEN' run --workspace '$WS' --json '$WS.json' -- ./tiocsti > '$WS.tty/out' 2>&1"
-	echo "terminal input after the run: $output; probe: $(cat "$WS.tty/out")"
-	[ "$output" = "MARK" ]
+	on_tty "'$WARDEN' run --workspace '$WS' --json '$WS.json' -- ./tiocsti > '$WS.tty/out' 2>&1"
+	echo "terminal input after the run: $TTY_LINE; probe: $(cat "$WS.tty/out")"
+	[ "$TTY_LINE" = "MARK" ]
 	[ "$(cat "$WS.tty/rc")" = 0 ]
 	grep -q "tiocsti: BLOCKED" "$WS.tty/out"
 }
