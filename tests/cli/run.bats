@@ -252,7 +252,7 @@ teardown() { common_teardown; }
 	tmux -L "$sock" send-keys MARK Enter
 	for _ in $(seq 200); do [ -s "$WS.line" ] && break; sleep 0.05; done
 	line=$(cat "$WS.line" 2>/dev/null || true)
-	tmux -L "$sock" kill-server
+	tmux -L "$sock" kill-server 2>/dev/null || true   # the pane ended after its read
 	rm -f "$WS.rc" "$WS.line"
 	echo "warden's status: $rc; the shell then read: $line"
 	[ "$rc" = 0 ]
