@@ -382,9 +382,13 @@ def sc_refusals(s, args):
         check(ev.get("event") == "error" and ("outside the allowed workspace" in msg
                                              or (bad == "/" and "cannot be /" in msg)),
               "workspace %s: %s" % (bad, ev))
-    # no session came of any of them: the first session opened now is the
-    # only one, and the session goes on
-    sid = s.open()
+    # no session came of any of them, and the session goes on; the default
+    # profile stays the default (workspace) when others are allowed
+    rid = s.send({"op": "open"})
+    ev = s.wait_id(rid)
+    check(ev.get("event") == "opened" and ev.get("profile") == "workspace",
+          "default open with --allow-profile: %s" % {k: ev.get(k) for k in ("event", "profile", "message")})
+    sid = ev["session"]
     out, err, res, _ = s.run(sid, "shell", "pwd")
     ok_result(res, "after the refusals")
     check(out.strip() == os.path.realpath(ws), "default workspace: %r" % out)
