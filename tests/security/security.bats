@@ -212,20 +212,24 @@ on_tty() {
 # --- namespaces and the filesystem -------------------------------------------
 
 @test "security: abstract unix sockets of the host are unreachable (abstract_unix)" {
-	local name="warden-probe-$$-$BATS_TEST_NUMBER" i
-	python3 -c 'import socket, sys, time
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind("\0" + sys.argv[1]); s.listen(16); time.sleep(60)' "$name" &
+	local name="warden-probe-$$-$BATS_TEST_NUMBER"
+	python3 "$BATS_TEST_DIRNAME/host_listen.py" "$WS.port" "$WS.conns" "@$name" &
 	HOST_PID=$!
-	# positive control: from the host the probe does connect (exit 1)
-	for i in $(seq 50); do
-		run "$WARDEN_PROBES/abstract_unix" "$name"
-		[ "$status" -eq 1 ] && break
-		sleep 0.1
-	done
+	for _ in $(seq 100); do [ -s "$WS.port" ] && break; sleep 0.05; done
+	[ -s "$WS.port" ]
+	# positive control: from the host the probe connects, and the listener logs it
+	run "$WARDEN_PROBES/abstract_unix" "$name"
 	[ "$status" -eq 1 ] || { echo "control: host listener unreachable: $output"; false; }
+	for _ in $(seq 100); do [ -s "$WS.conns" ] && break; sleep 0.05; done
+	[ -s "$WS.conns" ]
+	: > "$WS.conns"
 	jprobe -- abstract_unix "$name"
 	blocked abstract_unix
+	# judged from the host: nothing reached the listener before the host's
+	# own last connection (accepted in order)
+	python3 -c 'import socket, sys; c = socket.socket(socket.AF_UNIX); c.connect("\0" + sys.argv[1]); c.close()' "$name"
+	for _ in $(seq 100); do [ -s "$WS.conns" ] && break; sleep 0.05; done
+	[ "$(wc -l < "$WS.conns")" -eq 1 ] || { echo "the host listener was reached: $(cat "$WS.conns")"; false; }
 }
 
 @test "security: host processes are invisible and cannot be signalled (host_pids)" {
