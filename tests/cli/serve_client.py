@@ -315,9 +315,14 @@ def sc_parallel(s, args):
 def sc_queue(s, args):
     """Runs sent while a block runs wait their turn, in order."""
     sid = s.open()
-    ids = [s.start(sid, "python", "import time\ntime.sleep(0.2)\nq = [1]")]
+    go = os.path.join(args["workspace"], "queue.go")
+    # the first block runs until every other run was sent (a condition,
+    # not a sleep that might end before the others arrive)
+    ids = [s.start(sid, "python", "import os, time\nwhile not os.path.exists(%r):\n"
+                   "    time.sleep(0.01)\nq = [1]" % go)]
     for i in range(2, 6):
         ids.append(s.start(sid, "python", "q.append(%d)\nprint(q)" % i))
+    open(go, "w").close()
     outs = []
     for rid in ids:
         out, err, res, _ = s.collect(rid)
