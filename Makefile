@@ -97,7 +97,8 @@ $(BUILD)/.deps-ok: tools/deps.sh
 deps:
 	@sh tools/deps.sh
 
-test: deps-checked $(BUILD)/warden $(BUILD)/warden-broker unit probes
+# tests/run.sh also runs the unit suites built with ASan and UBSan.
+test: deps-checked $(BUILD)/warden $(BUILD)/warden-broker unit probes asan-unit
 	@sh tests/run.sh
 
 demo: $(BUILD)/warden $(BUILD)/warden-broker probes
@@ -112,9 +113,11 @@ FUZZ_SECONDS ?= 30
 fuzz:
 	@sh tools/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_SRC)
 
+SAN_OPT = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer
 asan:
-	$(MAKE) BUILD=build-asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-		LDFLAGS="-fsanitize=address,undefined" HARDEN="" test
+	$(MAKE) BUILD=build-asan OPT="$(SAN_OPT)" LDFLAGS="-fsanitize=address,undefined" HARDEN="" test
+asan-unit:
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT="$(SAN_OPT)" LDFLAGS="-fsanitize=address,undefined" HARDEN="" unit
 
 install: $(BUILD)/warden $(BUILD)/warden-broker
 	install -D -m 0755 $(BUILD)/warden $(DESTDIR)$(PREFIX)/bin/warden
@@ -122,5 +125,5 @@ install: $(BUILD)/warden $(BUILD)/warden-broker
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: all test demo bench asan install clean deps deps-checked probes unit fuzz
+.PHONY: all test demo bench asan asan-unit install clean deps deps-checked probes unit fuzz
 .DELETE_ON_ERROR:

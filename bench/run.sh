@@ -76,3 +76,15 @@ echo "warden's protections in this run:"
 python3 -c 'import json,sys; print("  " + ", ".join("%s=%s" % kv for kv in json.load(open(sys.argv[1]))["limits"].items()))' "$ws/s.json"
 echo
 python3 "$top/bench/sessions.py" "$W"
+echo
+# Costs and effects measured by the tests, which report them but never judge
+# a time (a shared machine makes thresholds flaky): judged by eye here.
+cg="$top/${BUILD:-build}/tests/test_cgroup"
+if [ -x "$cg" ]; then
+	echo "cgroup cost per run (tests/unit/test_cgroup.c test_timing; was a 20 ms bound):"
+	"$cg" 2>&1 | grep 'create+destroy' | sed 's/^/  /'
+fi
+"$W" run --quiet --no-stdin --audit-log /dev/null --workspace "$ws" --cpus 0.2 --timeout 1s \
+	--json "$ws/cpus.json" -- /bin/sh -c 'while :; do :; done' 2>/dev/null || true
+python3 -c 'import json,sys; d = json.load(open(sys.argv[1]))
+print("--cpus 0.2 for 1 s of a busy loop: cpu_ms %s by %s (about 200 expected; 1000 unthrottled; was a 600 ms bound in run.bats)" % (d["cpu_ms"], d["limits"]["cpus"]))' "$ws/cpus.json"

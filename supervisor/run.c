@@ -271,8 +271,20 @@ static void loop_run(struct loop *l)
 				if (l->err_r >= 0)
 					relay_out(l, &l->err_r, l->err_fd, l->san_err);
 				break;
-			case EV_IN_SRC:
 			case EV_IN_DST:
+				/* The jail closed its stdin (or exited): stop relaying
+				 * without reading warden's stdin, which may be a
+				 * terminal in blocking mode: a read would wait for
+				 * (and take) the user's next key. */
+				if (l->in_dst >= 0 && (evs[i].events & (EPOLLERR | EPOLLHUP))) {
+					if (l->in_src_pollable && l->in_src >= 0)
+						epoll_ctl(l->ep, EPOLL_CTL_DEL, l->in_src, NULL);
+					l->in_src = -1;
+					ep_del_close(l, &l->in_dst);
+					break;
+				}
+				/* fall through */
+			case EV_IN_SRC:
 				if (l->in_dst >= 0)
 					relay_in(l);
 				break;

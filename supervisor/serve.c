@@ -286,6 +286,7 @@ struct sv_opts {
 	const char *roots[32];
 	size_t n_roots;
 	bool stdio;
+	bool named_default;     /* --profile/--sandbox given: profiles[0] */
 };
 
 static int add_policy(struct sv *sv, struct wpolicy *p)
@@ -313,7 +314,9 @@ static int load_policies(struct sv *sv, const struct sv_opts *o, struct werr *er
 			return -1;
 		add_policy(sv, p);
 	}
-	if (!o->n_profiles && !o->policy_file) {
+	/* without --profile or --policy the default is "workspace", also when
+	 * --allow-profile names others: those are allowed, never the default */
+	if (!o->named_default && !o->policy_file) {
 		if (policy_load_profile("workspace", &p, err) < 0)
 			return -1;
 		add_policy(sv, p);
@@ -481,6 +484,7 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct sv_opts *o, ch
 				memmove(o->profiles + 1, o->profiles, o->n_profiles * sizeof(char *));
 				o->profiles[0] = val;
 				o->n_profiles++;
+				o->named_default = true;
 			}
 			break;
 		case O_ALLOW_PROFILE:
@@ -523,11 +527,8 @@ static int run_server(int argc, char **argv, bool chat)
 		status = 2;
 		goto out;
 	}
-	if (chat) {
-		if (o.n_profiles == 0 && !o.policy_file)
-			o.profiles[o.n_profiles++] = "workspace";
+	if (chat)
 		config_profiles(&o);
-	}
 	if (load_policies(sv, &o, &err) < 0 || load_roots(sv, &o, &err) < 0 ||
 	    waudit_open(o.audit_log, &sv->audit, &err) < 0) {
 		wlog_error("%s", err.msg);

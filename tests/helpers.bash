@@ -3,6 +3,7 @@
 #   $WARDEN_PROBES the static security probes
 #   $WARDEN_UNPRIV 1 when this run is the unprivileged pass
 #   $WS            a fresh workspace per test (removed in teardown)
+bats_require_minimum_version 1.5.0  # for `run !`
 WARDEN=${WARDEN:-$BATS_TEST_DIRNAME/../../build/warden}
 WARDEN_PROBES=${WARDEN_PROBES:-$BATS_TEST_DIRNAME/../../build/probes}
 WARDEN_TOP=${WARDEN_TOP:-$BATS_TEST_DIRNAME/../..}
@@ -27,6 +28,27 @@ skip_unless_works() {
 }
 
 is_root() { [ "$(id -u)" = 0 ]; }
+
+# host processes whose command line contains $1, one line each (read from
+# /proc directly, so a zombie or a renamed process is seen as well)
+procs_matching() {
+	local f a
+	for f in /proc/[0-9]*/cmdline; do
+		mapfile -d '' a 2>/dev/null < "$f" || continue
+		[[ "${a[*]}" == *"$1"* ]] && echo "${f%/cmdline}: ${a[*]}"
+	done
+	return 0
+}
+
+# not_as_root WHAT: for the fallback branch of a test.  As root warden always
+# has a writable cgroup, so a fallback there is a failure, not an accepted
+# alternative; unprivileged (no delegation) it is the expected path.
+not_as_root() {
+	if is_root; then
+		echo "as root, $* must not happen: warden has a cgroup here"
+		return 1
+	fi
+}
 
 # run warden in a jail with the workspace $WS; extra warden options first:
 #   wrun [--opt ...] -- prog args

@@ -4,7 +4,11 @@
 set -u
 PKGS="gcc make pkg-config libc6-dev libseccomp-dev libcap-dev libjson-c-dev \
 libnl-3-dev libnl-route-3-dev libcurl4-openssl-dev libssl-dev libedit-dev libcmocka-dev bats \
-python3 nodejs ruby tmux clang bubblewrap hyperfine util-linux iproute2 passwd"
+python3 nodejs ruby perl tmux clang bubblewrap hyperfine util-linux iproute2 passwd \
+procps time bsdutils findutils"
+# Tests use: pgrep (procps), /usr/bin/time (time), script (bsdutils), runuser,
+# setsid and unshare (util-linux), useradd (passwd), tmux, python3, node,
+# ruby and perl (the language drivers), find (findutils).
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

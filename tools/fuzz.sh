@@ -26,7 +26,7 @@ for src in "$@"; do
 	done
 	echo "== $name ($secs s)"
 	"$B/$name" -max_total_time="$secs" -artifact_prefix="$B/$name-" "$B/corpus/$name" 2>&1 \
-		| grep -E '^(#[0-9]+ +DONE|==[0-9]+==ERROR|SUMMARY|artifact)' || true
+		| grep -E '^(#[0-9]+[[:space:]]+DONE|Done [0-9]+ runs|==[0-9]+==ERROR|SUMMARY|artifact)' || true
 	[ -z "$(ls "$B/$name"-crash-* "$B/$name"-leak-* 2>/dev/null)" ] || { echo "fuzz: $name found a crash"; rc=1; }
 done
 exit $rc

@@ -73,7 +73,7 @@ JSON
 	[[ "$output" == *"The answer is **42**, computed in the jail."* ]]
 	[ "$(cat "$WS/made_in_jail.txt")" = "hello from the jail" ]
 	# not a terminal: no colour, no escape sequence at all
-	! grep -q $'\e' <<< "$output"
+	[[ "$output" != *$'\e'* ]]
 	[ "$(nreq)" -eq 2 ]
 	# the second request carries the block's output, and the system
 	# message told the model about the jail
@@ -92,7 +92,7 @@ JSON
 	[[ "$output" == *"fenced 42"* ]]
 	[[ "$output" == *"It printed 42."* ]]
 	# no tool definitions in the request; the output in the second one
-	! req 1 | grep -q '"tools"'
+	run ! grep -q '"tools"' <<< "$(req 1)"
 	req 1 | grep -q 'fenced block'
 	req 2 | grep -q 'fenced 42'
 }
@@ -134,7 +134,7 @@ JSON
 	grep -q 'first question' "$f"
 	grep -q 'First answer, complete.' "$f"
 	grep -q 'second question' "$f"
-	! grep -q 'third question' "$f"
+	run ! grep -q 'third question' "$f"
 }
 
 @test "chat: the saved conversation is LMC, and has the code and its output" {
@@ -176,10 +176,10 @@ JSON
 	[[ "$output" != *"$KEY"* ]]
 	f=$(conv_file)
 	[ -f "$f" ]
-	! grep -q "$KEY" "$f"
-	! grep -rqs "$KEY" "$(dirname "$(dirname "$f")")"
+	run ! grep -q "$KEY" "$f"
+	run ! grep -rqs "$KEY" "$(dirname "$(dirname "$f")")"
 	[ -s "$AUDIT" ]
-	! grep -q "$KEY" "$AUDIT"
+	run ! grep -q "$KEY" "$AUDIT"
 }
 
 @test "chat: without -y and without a terminal, code is declined and the way out is named" {

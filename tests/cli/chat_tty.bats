@@ -137,7 +137,7 @@ JSON
 	keys C-c
 	wait_for "interrupted"
 	wait_prompt 2
-	! screen | grep -q "^woke up"
+	run ! grep -q "^woke up" <<< "$(screen)"
 	alive
 	# alive: the next message gets an answer, and the model was told
 	keys "are you there?" Enter
@@ -157,7 +157,7 @@ JSON
 	wait_for "time to press Ctrl-C"
 	keys C-c
 	wait_for "the reply was interrupted"
-	! screen | grep -q "line four"
+	run ! grep -q "line four" <<< "$(screen)"
 	keys "again" Enter
 	wait_for "Second answer."
 	wait_prompt 3

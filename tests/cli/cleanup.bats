@@ -20,10 +20,13 @@ wait_for_file() {
 
 @test "cleanup: daemons started by the program do not outlive the run" {
 	tok="warden-daemon-$$-$RANDOM"
-	wrun --quiet -- /bin/bash -c "(setsid bash -c 'exec -a $tok sleep 600' &) ; (bash -c 'exec -a $tok sleep 600' &) ; sleep 0.2; echo started"
+	# the jail ends only once both daemons run under their token (a wait
+	# for that condition, not a fixed sleep that might end too soon)
+	wrun --quiet -- /bin/bash -c "(setsid bash -c 'exec -a $tok sleep 600' &) ; (bash -c 'exec -a $tok sleep 600' &) ;
+		until [ \"\$(pgrep -c -f -x '$tok 600')\" -ge 2 ]; do sleep 0.01; done; echo started"
 	[ "$status" -eq 0 ]
 	[ "$output" = "started" ]
-	sleep 0.2
+	# no grace period: when warden returns, the run's processes are gone
 	[ -z "$(token_procs "$tok")" ]
 }
 
@@ -57,6 +60,5 @@ wait_for_file() {
 	tok="warden-timeout-$$-$RANDOM"
 	wrun --timeout 300ms -- /bin/bash -c "(exec -a $tok sleep 600 &) ; exec -a $tok sleep 600"
 	[ "$status" -eq 124 ]
-	sleep 0.1
 	[ -z "$(token_procs "$tok")" ]
 }

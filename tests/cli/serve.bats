@@ -117,6 +117,12 @@ serve_client() {
 		WARDEN_TEST_SECRET=hunter2 LANG=C.UTF-8 serve_client broker_env
 }
 
+@test "serve: a profile not allowed and a workspace outside the roots are refused; the session goes on (G16)" {
+	mkdir -p "$WS.other"
+	serve_client refusals --allow-profile short --allow-workspace "$WS.other"
+	rm -rf "$WS.other"
+}
+
 @test "serve: when the broker dies, warden exits and no jail or cgroup survives" {
 	serve_client broker_death
 }

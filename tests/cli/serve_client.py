@@ -315,9 +315,14 @@ def sc_parallel(s, args):
 def sc_queue(s, args):
     """Runs sent while a block runs wait their turn, in order."""
     sid = s.open()
-    ids = [s.start(sid, "python", "import time\ntime.sleep(0.2)\nq = [1]")]
+    go = os.path.join(args["workspace"], "queue.go")
+    # the first block runs until every other run was sent (a condition,
+    # not a sleep that might end before the others arrive)
+    ids = [s.start(sid, "python", "import os, time\nwhile not os.path.exists(%r):\n"
+                   "    time.sleep(0.01)\nq = [1]" % go)]
     for i in range(2, 6):
         ids.append(s.start(sid, "python", "q.append(%d)\nprint(q)" % i))
+    open(go, "w").close()
     outs = []
     for rid in ids:
         out, err, res, _ = s.collect(rid)
@@ -359,6 +364,47 @@ def sc_malformed(s, args):
     out, err, res, _ = s.run(sid, "python", "print('still here')")
     ok_result(res, "after malformed lines")
     check(out == "still here\n", "after malformed lines: %r" % out)
+
+
+def sc_refusals(s, args):
+    """G16: the broker may only ask; a profile that was not allowed and a
+    workspace outside the roots are refused with an error, and the session
+    goes on.  Run with --allow-profile short --allow-workspace WS.other, so
+    that the positive controls (an allowed profile, a second root) open."""
+    ws = args["workspace"]
+    other = ws + ".other"
+    for prof in ("strict", "flood", "no-such-profile"):
+        rid = s.send({"op": "open", "profile": prof})
+        ev = s.wait_id(rid)
+        check(ev.get("event") == "error" and "not allowed" in ev.get("message", "")
+              and "--allow-profile" in ev.get("message", ""), "profile %s: %s" % (prof, ev))
+    os.symlink("/etc", os.path.join(ws, "to-etc"))
+    for bad in ("/etc", "/", os.path.join(ws, ".."), os.path.join(ws, "to-etc"),
+                os.path.dirname(ws)):
+        rid = s.send({"op": "open", "workspace": bad})
+        ev = s.wait_id(rid)
+        msg = ev.get("message", "")
+        check(ev.get("event") == "error" and ("outside the allowed workspace" in msg
+                                             or (bad == "/" and "cannot be /" in msg)),
+              "workspace %s: %s" % (bad, ev))
+    # no session came of any of them, and the session goes on; the default
+    # profile stays the default (workspace) when others are allowed
+    rid = s.send({"op": "open"})
+    ev = s.wait_id(rid)
+    check(ev.get("event") == "opened" and ev.get("profile") == "workspace",
+          "default open with --allow-profile: %s" % {k: ev.get(k) for k in ("event", "profile", "message")})
+    sid = ev["session"]
+    out, err, res, _ = s.run(sid, "shell", "pwd")
+    ok_result(res, "after the refusals")
+    check(out.strip() == os.path.realpath(ws), "default workspace: %r" % out)
+    # positive controls: what the user allowed opens
+    sid2 = s.open(profile="short")
+    os.makedirs(other, exist_ok=True)
+    sid3 = s.open(workspace=other)
+    out, err, res, _ = s.run(sid3, "shell", "pwd")
+    ok_result(res, "second root")
+    check(out.strip() == os.path.realpath(other), "second root: %r" % out)
+    check(len({sid, sid2, sid3}) == 3, "sessions: %s" % [sid, sid2, sid3])
 
 
 def sc_unknown_language(s, args):

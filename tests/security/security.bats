@@ -12,7 +12,10 @@ setup() { common_setup; }
 
 teardown() {
 	if [ -n "${HOST_PID:-}" ]; then kill "$HOST_PID" 2>/dev/null || true; fi
-	rm -rf "$WS.json" "$WS.canary" "$WS.policy.json" "$WS.host"
+	local sock
+	for sock in ${TTY_SOCKS:-}; do tmux -L "$sock" kill-server 2>/dev/null || true; done
+	rm -rf "$WS.tty"
+	rm -rf "$WS.json" "$WS.canary" "$WS.policy.json" "$WS.port" "$WS.conns" "$WS.host"
 	common_teardown
 }
 
@@ -70,16 +73,6 @@ p = json.load(open(sys.argv[1])); exec(sys.argv[2]); json.dump(p, open(sys.argv[
 		"$WARDEN_TOP/policy/profiles/workspace.json" "$1" "$WS.policy.json"
 }
 
-# host processes whose command line contains $1 (without pgrep: procps is
-# not a dependency)
-procs_matching() {
-	local f a
-	for f in /proc/[0-9]*/cmdline; do
-		mapfile -d '' a 2>/dev/null < "$f" || continue
-		[[ "${a[*]}" == *"$1"* ]] && echo "${f%/cmdline}: ${a[*]}"
-	done
-	return 0
-}
 
 # --- terminals, fds, binaries ------------------------------------------------
 
@@ -87,6 +80,44 @@ procs_matching() {
 	jprobe -- tiocsti
 	blocked tiocsti
 	denied ioctl
+}
+
+# on_tty SHELL-COMMAND: run it in a tmux pane (a real controlling
+# terminal), then type MARK and Enter there, and set TTY_LINE to the line the
+# pane's shell then reads from the terminal: "MARK" if nothing was pushed
+# into the terminal's input, "<injected>MARK" otherwise.  Called directly,
+# not in a subshell, so that teardown sees TTY_SOCKS; the pane (and its
+# tmux server) ends after the read.
+on_tty() {
+	# a new tmux server each time: reusing a socket races with its exit
+	TTY_N=$((${TTY_N:-0} + 1))
+	local sock="warden-sec-$$-$BATS_TEST_NUMBER-$TTY_N" t="$WS.tty"
+	TTY_SOCKS="${TTY_SOCKS:-} $sock"
+	TTY_LINE=
+	rm -rf "$t"; mkdir -p "$t"
+	tmux -L "$sock" -f /dev/null new-session -d -x 120 -y 40 \
+		"$1; echo \$? > '$t/rc'; IFS= read -r line; printf '%s\\n' \"\$line\" > '$t/line.tmp'; mv '$t/line.tmp' '$t/line'"
+	for _ in $(seq 600); do [ -s "$t/rc" ] && break; sleep 0.05; done
+	[ -s "$t/rc" ] || { echo "on_tty: the command did not finish"; return 1; }
+	tmux -L "$sock" send-keys MARK Enter
+	for _ in $(seq 200); do [ -s "$t/line" ] && break; sleep 0.05; done
+	TTY_LINE=$(cat "$t/line")
+}
+
+@test "security: warden on a real terminal: the jail cannot inject into it (tiocsti)" {
+	command -v tmux >/dev/null || { echo "tmux is required (tools/deps.sh)"; false; }
+	# positive control: where TIOCSTI exists at all, a host process on this
+	# terminal can push a character, and the line read shows it
+	if [ "$(cat /proc/sys/dev/tty/legacy_tiocsti 2>/dev/null || echo 1)" != 0 ]; then
+		on_tty "python3 -c 'import fcntl, termios; fcntl.ioctl(0, termios.TIOCSTI, b\"#\")'"
+		[ "$TTY_LINE" = "#MARK" ] || { echo "control: TIOCSTI from the host gave: $TTY_LINE"; false; }
+	fi
+	cp "$WARDEN_PROBES/tiocsti" "$WS/"
+	on_tty "'$WARDEN' run --workspace '$WS' --json '$WS.json' -- ./tiocsti > '$WS.tty/out' 2>&1"
+	echo "terminal input after the run: $TTY_LINE; probe: $(cat "$WS.tty/out")"
+	[ "$TTY_LINE" = "MARK" ]
+	[ "$(cat "$WS.tty/rc")" = 0 ]
+	grep -q "tiocsti: BLOCKED" "$WS.tty/out"
 }
 
 @test "security: no fd of warden leaks into the jail (leaked_fds)" {
@@ -181,20 +212,24 @@ procs_matching() {
 # --- namespaces and the filesystem -------------------------------------------
 
 @test "security: abstract unix sockets of the host are unreachable (abstract_unix)" {
-	local name="warden-probe-$$-$BATS_TEST_NUMBER" i
-	python3 -c 'import socket, sys, time
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind("\0" + sys.argv[1]); s.listen(16); time.sleep(60)' "$name" &
+	local name="warden-probe-$$-$BATS_TEST_NUMBER"
+	python3 "$BATS_TEST_DIRNAME/host_listen.py" "$WS.port" "$WS.conns" "@$name" &
 	HOST_PID=$!
-	# positive control: from the host the probe does connect (exit 1)
-	for i in $(seq 50); do
-		run "$WARDEN_PROBES/abstract_unix" "$name"
-		[ "$status" -eq 1 ] && break
-		sleep 0.1
-	done
+	for _ in $(seq 100); do [ -s "$WS.port" ] && break; sleep 0.05; done
+	[ -s "$WS.port" ]
+	# positive control: from the host the probe connects, and the listener logs it
+	run "$WARDEN_PROBES/abstract_unix" "$name"
 	[ "$status" -eq 1 ] || { echo "control: host listener unreachable: $output"; false; }
+	for _ in $(seq 100); do [ -s "$WS.conns" ] && break; sleep 0.05; done
+	[ -s "$WS.conns" ]
+	: > "$WS.conns"
 	jprobe -- abstract_unix "$name"
 	blocked abstract_unix
+	# judged from the host: nothing reached the listener before the host's
+	# own last connection (accepted in order)
+	python3 -c 'import socket, sys; c = socket.socket(socket.AF_UNIX); c.connect("\0" + sys.argv[1]); c.close()' "$name"
+	for _ in $(seq 100); do [ -s "$WS.conns" ] && break; sleep 0.05; done
+	[ "$(wc -l < "$WS.conns")" -eq 1 ] || { echo "the host listener was reached: $(cat "$WS.conns")"; false; }
 }
 
 @test "security: host processes are invisible and cannot be signalled (host_pids)" {
@@ -206,11 +241,24 @@ s.bind("\0" + sys.argv[1]); s.listen(16); time.sleep(60)' "$name" &
 }
 
 @test "security: no path out of the workspace: .., /proc, symlinks, hardlinks (path_escape)" {
+	local watch="$BATS_TEST_DIRNAME/host_watch.py"
+	# positive control: on the host, the probe reaches the canary, and the
+	# host's inotify watch and the canary's content both show it
+	echo "warden-canary" > "$WS.canary"
+	run python3 "$watch" "$WS.canary" -- "$WARDEN_PROBES/path_escape" "$WS.canary"
+	[ "$status" -eq 3 ] || { echo "control: the host watch saw nothing: $output"; false; }
+	[[ "$output" == *"host_watch: $WS.canary: opened"* ]]
+	[ "$(cat "$WS.canary")" != warden-canary ]
+	# in the jail: the probe says BLOCKED, and the host saw no access at all
 	echo "warden-canary" > "$WS.canary"
 	ln -s "$WS.canary" "$WS/canary-link"
-	jprobe -- path_escape "$WS.canary" canary-link "$HOME/.ssh/id_rsa" "$HOME/.bash_history"
+	cp "$WARDEN_PROBES/path_escape" "$WS/"
+	run python3 "$watch" "$WS.canary" -- "$WARDEN" run --workspace "$WS" --json "$WS.json" -- \
+		./path_escape "$WS.canary" canary-link "$HOME/.ssh/id_rsa" "$HOME/.bash_history"
+	echo "status $status: $output"
 	blocked path_escape
-	grep -qx warden-canary "$WS.canary"
+	[[ "$output" != *host_watch* ]]
+	[ "$(cat "$WS.canary")" = warden-canary ]
 }
 
 @test "security: a hide path that is a symlink to a host directory is hidden; later jails start (G22d)" {
@@ -271,20 +319,120 @@ s.bind("\0" + sys.argv[1]); s.listen(16); time.sleep(60)' "$name" &
 }
 
 @test "security: the hostname is the jail's own and fixed (hostname)" {
-	jprobe -- hostname "$(uname -n)"
+	local host
+	host=$(uname -n)
+	jprobe -- hostname "$host"
 	blocked hostname
 	denied sethostname
+	# judged from the host: its own name is unchanged
+	[ "$(uname -n)" = "$host" ]
 }
 
-@test "security: no network device but lo (network)" {
-	jprobe -- network
+@test "security: no network device but lo, the host's 127.0.0.1 unreachable (network)" {
+	python3 "$BATS_TEST_DIRNAME/host_listen.py" "$WS.port" "$WS.conns" &
+	HOST_PID=$!
+	for _ in $(seq 100); do [ -s "$WS.port" ] && break; sleep 0.05; done
+	local port
+	port=$(cat "$WS.port")
+	# positive control: from the host the probe connects, and the listener sees it
+	run "$WARDEN_PROBES/network" "$port"
+	[ "$status" -eq 1 ] && [[ "$output" == *"connected to the host's 127.0.0.1:$port"* ]] ||
+		{ echo "control: $output"; false; }
+	for _ in $(seq 100); do [ -s "$WS.conns" ] && break; sleep 0.05; done
+	[ -s "$WS.conns" ]
+	: > "$WS.conns"
+	jprobe -- network "$port"
 	blocked network
+	[[ "$output" == *"connect 127.0.0.1:$port: ECONNREFUSED"* ]]
+	# judged from the host: the listener saw nothing before a last
+	# connection of the host's own (accepted in order, so once it is logged
+	# any connection from the jail would be logged too)
+	python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1]))).close()' "$port"
+	for _ in $(seq 100); do [ -s "$WS.conns" ] && break; sleep 0.05; done
+	[ "$(wc -l < "$WS.conns")" -eq 1 ] || { echo "the host listener was reached: $(cat "$WS.conns")"; false; }
 }
 
 @test "security: no raw packet sockets (af_packet)" {
 	jprobe -- af_packet
 	blocked af_packet
 	denied socket
+}
+
+# --- judged from the host -----------------------------------------------------
+
+# Landlock is really applied: a FIFO is written without the mount's write
+# check (the kernel skips it for special files), so under `strict` the
+# read-only workspace alone would let the jail write into a FIFO the host
+# reads.  Only Landlock (no write right there) refuses it.  The workspace is
+# under /var/tmp: under /tmp, the jail's writable /tmp tmpfs would grant
+# Landlock write rights to everything beneath it (tests/pending/).
+@test "security: Landlock is applied: under strict, a host FIFO in the workspace is not writable" {
+	local ws fifo line ff
+	ws=$(mktemp -d /var/tmp/warden-ws.XXXXXX)
+	fifo="$ws/fifo"
+	mkfifo "$fifo"
+	exec {ff}<>"$fifo"   # the host holds both ends: opens never block
+	# control: under `workspace` (read-write), the write reaches the host
+	run "$WARDEN" run --workspace "$ws" -- /bin/sh -c 'echo through-rw > fifo'
+	echo "workspace: $status $output"
+	read -r -t 10 -u "$ff" line || line="(nothing)"
+	[ "$line" = through-rw ] || { exec {ff}<&-; rm -rf "$ws"; echo "control: host read $line"; false; }
+	run "$WARDEN" run --profile strict --workspace "$ws" --json "$WS.json" -- \
+		/bin/sh -c 'echo escaped-strict > fifo'
+	echo "strict: $status $output"
+	# FIFO order: the host's own line comes first unless the jail wrote
+	echo sentinel >&"$ff"
+	read -r -t 10 -u "$ff" line || line="(nothing)"
+	exec {ff}<&-
+	rm -rf "$ws"
+	[ "$line" = sentinel ] || { echo "the jail wrote to the host's FIFO under strict: $line"; false; }
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"Permission denied"* ]]
+	[[ "$(summary 'd["limits"]["filesystem"]')" == landlock-abi-* ]]
+}
+
+@test "security: /dev is minimal: five harmless devices, fd links, shm; no tty, no disk" {
+	wrun --quiet -- /bin/sh -c 'ls -A /dev; echo ---; for d in null zero full random urandom; do stat -c "%n %F %t:%T" /dev/$d; done;
+		echo ---; for f in /dev/* /dev/shm/* /dev/fd/*; do { [ -c "$f" ] || [ -b "$f" ]; } && echo "$f"; done | sort; echo ---; ls -A /dev/shm | wc -l'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local want="fd full null random shm stderr stdin stdout urandom zero"
+	[ "$(sed -n '1,/^---$/p' <<<"$output" | grep -v '^---$' | tr '\n' ' ' | sed 's/ $//')" = "$want" ]
+	# the same devices as the host's (major:minor), nothing else of type c or b
+	local d
+	for d in null zero full random urandom; do
+		[[ "$output" == *"/dev/$d character special file $(stat -c '%t:%T' /dev/$d)"* ]]
+	done
+	[ "$(awk '/^---$/ { n++; next } n == 2' <<<"$output" | tr '\n' ' ')" = "/dev/full /dev/null /dev/random /dev/urandom /dev/zero " ]
+	[ "$(awk '/^---$/ { n++; next } n == 3' <<<"$output")" = 0 ]
+}
+
+@test "security: seen from the host, a jailed process has no capability, NoNewPrivs, seccomp, fds 0-2, its own namespaces" {
+	local token=$((8000000 + RANDOM)) pid="" f
+	"$WARDEN" run --workspace "$WS" --timeout 60s -- /bin/sleep "$token" 2>/dev/null &
+	HOST_PID=$!
+	for _ in $(seq 400); do
+		pid=$(procs_matching "sleep $token" | grep -v "warden" | head -1 | sed 's|^/proc/\([0-9]*\):.*|\1|')
+		[ -n "$pid" ] && break
+		sleep 0.05
+	done
+	[ -n "$pid" ] || { echo "the jailed sleep never appeared"; false; }
+	echo "jailed pid $pid (host view)"
+	grep -E '^(Cap|NoNewPrivs|Seccomp)' "/proc/$pid/status"
+	for f in CapInh CapPrm CapEff CapBnd CapAmb; do
+		[ "$(awk -v k="$f:" '$1 == k { print $2 }' "/proc/$pid/status")" = 0000000000000000 ]
+	done
+	[ "$(awk '$1 == "NoNewPrivs:" { print $2 }' "/proc/$pid/status")" = 1 ]
+	[ "$(awk '$1 == "Seccomp:" { print $2 }' "/proc/$pid/status")" = 2 ]
+	# fds and namespaces need ptrace access to the process: the caller has
+	# it (root, or the owner of the jail's user namespace)
+	ls "/proc/$pid/fd"
+	[ "$(ls "/proc/$pid/fd" | tr '\n' ' ')" = "0 1 2 " ]
+	for f in mnt pid net ipc uts cgroup; do
+		[ "$(readlink "/proc/$pid/ns/$f")" != "$(readlink "/proc/self/ns/$f")" ] ||
+			{ echo "the jail shares the host's $f namespace"; false; }
+	done
+	kill "$HOST_PID"; wait "$HOST_PID" || true; HOST_PID=
 }
 
 # --- exhaustion ---------------------------------------------------------------
@@ -307,6 +455,7 @@ s.bind("\0" + sys.argv[1]); s.listen(16); time.sleep(60)' "$name" &
 	if [ "$(summary 'd["reason"]')" = oom ]; then
 		[ "$status" -eq 137 ]
 	else
+		not_as_root "the rlimit fallback for the memory limit"
 		blocked memory
 		[ "$(summary 'd["limits"]["memory"]')" = rlimit ]
 	fi
@@ -321,20 +470,28 @@ s.bind("\0" + sys.argv[1]); s.listen(16); time.sleep(60)' "$name" &
 
 @test "security: files stop at the file_size limit (disk)" {
 	policy_with 'p["name"] = "probe-fsize"; p["limits"]["file_size"] = "4M"'
-	jprobe --policy "$WS.policy.json" -- disk ./fill 4194304
+	jprobe --policy "$WS.policy.json" -- disk ./fill 4194304 keep
 	blocked disk
 	[[ "$output" == *EFBIG* ]]
-	[ ! -e "$WS/fill" ]
+	# judged from the host: the file the probe kept is no larger than the limit
+	local size
+	size=$(stat -c %s "$WS/fill")
+	echo "host: fill is $size bytes"
+	[ "$size" -gt 0 ]
+	[ "$size" -le 4194304 ]
 }
 
 @test "security: an output flood is stopped at the output limit (output_flood)" {
 	cp "$WARDEN_PROBES/output_flood" "$WS/"
-	run bash -c "'$WARDEN' run --workspace '$WS' --output 1M --json '$WS.json' -- ./output_flood >/dev/null"
-	echo "status $status: $output"
-	[ "$status" -ne 1 ]
+	# the host counts what it received on warden's stdout
+	run bash -c "'$WARDEN' run --workspace '$WS' --output 1M --json '$WS.json' -- ./output_flood | wc -c > '$WS.count'"
+	echo "status $status: $output; the host received $(cat "$WS.count") bytes"
 	[[ "$output" != *ESCAPED* ]]
 	[ "$(summary 'd["reason"]')" = output ]
 	[ "$(summary 'd["output_bytes"]')" -le $((1 << 20)) ]
+	[ "$(cat "$WS.count")" -gt 0 ]
+	[ "$(cat "$WS.count")" -le $((1 << 20)) ]
+	rm -f "$WS.count"
 }
 
 @test "security: a daemon does not outlive the run (daemon)" {
@@ -342,15 +499,16 @@ s.bind("\0" + sys.argv[1]); s.listen(16); time.sleep(60)' "$name" &
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"daemon: STARTED"* ]]
 	[ -s "$WS/daemon.log" ]
-	sleep 0.3
-	local a b
-	a=$(stat -c %s "$WS/daemon.log")
-	sleep 0.5
-	b=$(stat -c %s "$WS/daemon.log")
-	[ "$a" = "$b" ] || { echo "daemon.log still growing: $a -> $b"; false; }
+	# warden has returned: at that moment no such process may exist (no
+	# grace period: the pid namespace is gone when pid 1 has been reaped)
 	local left
 	left=$(procs_matching "$WS/daemon.log")
 	[ -z "$left" ] || { echo "the daemon survived the run: $left"; false; }
+	# and nothing writes the log any more, under any name: the host watches
+	# it for three of the daemon's 100 ms ticks (a detection window, not a
+	# grace period; a survivor writes in it)
+	run python3 "$BATS_TEST_DIRNAME/host_watch.py" "$WS/daemon.log" -- sleep 0.3
+	[ "$status" -eq 0 ] || { echo "daemon.log still written after the run: $output"; false; }
 }
 
 # --- the deny action ------------------------------------------------------------

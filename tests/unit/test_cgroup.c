@@ -686,6 +686,8 @@ static void test_probe(void **state)
 	              pr.v2_path, pr.v2_controllers);
 	if (!is_root())
 		assert_int_equal(pr.mech[WLIM_MEMORY], WMECH_RLIMIT);
+	else if (!is_cgroup(pr.mech[WLIM_MEMORY]))
+		skip();   /* root without cgroups: a failure under WARDEN_MUST_WORK */
 }
 
 /* ---- tests: root enforces, unprivileged checks the fallback and skips ---- */
@@ -975,7 +977,8 @@ static void test_v2_kill_and_clone_into(void **state)
 	v2_test_dir[0] = '\0';
 }
 
-/* Cost of what every `warden run` does: create + attach + destroy. */
+/* Cost of what every `warden run` does: create + attach + destroy, 100 times
+ * each (the groups must all come and go); reported, not judged. */
 static double now_ms(void)
 {
 	struct timespec t;
@@ -1047,8 +1050,8 @@ static void test_timing(void **state)
 	print_message("# %s: first create+destroy %.3f ms (with discovery); create+destroy %.3f ms;"
 	              " create+attach+destroy %.3f ms (jail exited) / %.3f ms (live, killed)\n",
 	              is_root() ? "root" : "unprivileged", first, cd / N, exited / N, full / N);
-	assert_true(cd / N < 20.0);
-	assert_true(exited / N < 20.0);
+	/* No threshold here: a shared machine makes any bound flaky, and a
+	 * test must not depend on time.  `make bench` prints this line. */
 }
 
 /* Remove the shared "warden" parents this run may have created: best

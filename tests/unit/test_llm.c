@@ -797,7 +797,10 @@ static void test_replay_cancel_and_bad_files(void **state)
  * in a directory holding examples/sales.csv. */
 static void test_demo_recording(void **state)
 {
-	const char *top = getenv("WARDEN_TOP") && *getenv("WARDEN_TOP") ? getenv("WARDEN_TOP") : ".";
+	/* absolute: the check below runs in another directory */
+	static char cwd[4096];
+	const char *top = getenv("WARDEN_TOP") && *getenv("WARDEN_TOP") ? getenv("WARDEN_TOP")
+	                  : getcwd(cwd, sizeof(cwd));
 	char spec[4096], dir[] = "/tmp/warden-demo-XXXXXX", path[256], cmd[8192];
 	struct llm_config cfg = { .temperature = -1 };
 	struct werr err = { 0 };

@@ -3,8 +3,10 @@
  * host files.  argv[1..] are host paths the harness planted or knows
  * (a canary outside the workspace, the host user's ~/.ssh/id_rsa, a
  * symlink it put into the workspace); /etc/shadow and /root are always
- * tried.  ESCAPED if any of them can be read (or /root listed with
- * content). */
+ * tried.  ESCAPED if any of them can be written or read (or /root
+ * listed with content).  The harness also judges from the host: it watches
+ * the canary with inotify (no open, no read, no write may reach it) and
+ * checks its content. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -28,10 +30,29 @@ static void try_read(const char *path, const char *how)
 	note("%s %s: opened, %s", how, path, n == 0 ? "empty" : strerrorname_np(errno));
 }
 
+/* Writing is judged by the harness too: the canary must stay unchanged. */
+static void try_write(const char *path, const char *how)
+{
+	static const char mark[] = "ESCAPED: written by path_escape\n";
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+
+	if (fd < 0) {
+		note("write %s %s: %s", how, path, strerrorname_np(errno));
+		return;
+	}
+	if (write(fd, mark, sizeof(mark) - 1) > 0) {
+		close(fd);
+		ESCAPED("wrote to %s (%s)", path, how);
+	}
+	note("write %s %s: opened, write %s", how, path, strerrorname_np(errno));
+	close(fd);
+}
+
 static void try_all(const char *target, int i)
 {
 	char p[PATH_MAX + 64], name[64];
 
+	try_write(target, "open");
 	try_read(target, "open");
 	if (target[0] == '/') {
 		snprintf(p, sizeof(p), "../../../../../../../..%s", target);

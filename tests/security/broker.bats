@@ -1,0 +1,108 @@
+#!/usr/bin/env bats
+# G17: a malformed, unknown or unpermitted frame from the broker ends the
+# broker and every jail it had.  The broker here is hostile on purpose
+# (tests/fakes/hostile_broker.py): it is installed as `warden-broker` next to
+# a copy of `warden`, which is where the supervisor looks for its broker
+# first (supervisor/serve.c broker_path).  Using that path needs no test-only
+# switch in the product: whoever can write next to warden can replace warden
+# itself.  Each test lets a block start in a jail, sends one bad frame, and
+# judges from the host: the supervisor exited, and no process of the jail
+# is left.
+load ../helpers
+
+setup() {
+	common_setup
+	B=$(mktemp -d /tmp/warden-hostile.XXXXXX)
+	cp "$WARDEN" "$B/warden"
+	cp "$WARDEN_TOP/tests/fakes/hostile_broker.py" "$B/warden-broker"
+	# as root the broker runs as nobody: it must be able to read itself
+	chmod 755 "$B" "$B/warden" "$B/warden-broker"
+	TOKEN=$((7000000 + RANDOM * 10 + BATS_TEST_NUMBER))
+	WPID=
+}
+
+teardown() {
+	if [ -n "$WPID" ]; then kill "$WPID" 2>/dev/null || true; wait "$WPID" 2>/dev/null || true; fi
+	rm -rf "$B"
+	common_teardown
+}
+
+# hostile SCENARIO: serve with the hostile broker, which starts a block
+# (prints READY, then sleeps with $TOKEN in its command line) and then
+# sends the scenario's frame
+hostile() {
+	run timeout 60 env HOSTILE_SCENARIO="$1" HOSTILE_CODE="echo READY; sleep $TOKEN" \
+		"$B/warden" serve --stdio --workspace "$WS" </dev/null
+	echo "status $status: $output"
+}
+
+# the supervisor ended everything on its own (not the 60 s timeout), after
+# the jail was running, and said why; nothing of the jail is left
+ended() {
+	[ "$status" -eq 125 ] || { echo "supervisor status $status, want 125"; return 1; }
+	[[ "$output" == *"the jail is running; sending $1"* ]] || { echo "no jail was running"; return 1; }
+	[[ "$output" == *"warden: "*"; ending it"* ]] || { echo "the supervisor did not say why"; return 1; }
+	local left
+	left=$(procs_matching "sleep $TOKEN")
+	[ -z "$left" ] || { echo "the jail survived its hostile broker: $left"; return 1; }
+}
+
+@test "hostile broker: control: with a quiet broker the jail runs and is seen from the host" {
+	HOSTILE_SCENARIO=quiet HOSTILE_CODE="echo READY; sleep $TOKEN" \
+		"$B/warden" serve --stdio --workspace "$WS" </dev/null 2>"$WS.err" &
+	WPID=$!
+	for _ in $(seq 400); do [ -n "$(procs_matching "sleep $TOKEN")" ] && break; sleep 0.05; done
+	[ -n "$(procs_matching "sleep $TOKEN")" ] || { cat "$WS.err"; false; }
+	kill "$WPID"; wait "$WPID" || true; WPID=
+	[ -z "$(procs_matching "sleep $TOKEN")" ]
+	rm -f "$WS.err"
+}
+
+@test "hostile broker: a frame before HELLO ends the supervisor" {
+	hostile before_hello
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"not permitted now"* ]]
+}
+
+@test "hostile broker: a truncated field ends the broker and its jail" {
+	hostile malformed
+	ended malformed
+	[[ "$output" == *"malformed frame from the broker: RUN frame"* ]]
+}
+
+@test "hostile broker: a NUL byte in a string ends the broker and its jail" {
+	hostile nul
+	ended nul
+}
+
+@test "hostile broker: trailing bytes end the broker and its jail" {
+	hostile trailing
+	ended trailing
+}
+
+@test "hostile broker: a frame over the size limit ends the broker and its jail" {
+	hostile oversize
+	ended oversize
+}
+
+@test "hostile broker: a second HELLO (not permitted now) ends the broker and its jail" {
+	hostile hello_again
+	ended hello_again
+	[[ "$output" == *"HELLO, which is not permitted now"* ]]
+}
+
+@test "hostile broker: a frame only the supervisor sends ends the broker and its jail" {
+	hostile supervisor_frame
+	ended supervisor_frame
+}
+
+@test "hostile broker: an unknown frame type ends the broker and its jail" {
+	hostile unknown_type
+	ended unknown_type
+}
+
+@test "hostile broker: EDIT, which serve never permits, ends the broker and its jail" {
+	hostile edit_in_serve
+	ended edit_in_serve
+	[[ "$output" == *"EDIT was refused"* ]]
+}
