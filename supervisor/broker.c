@@ -229,8 +229,13 @@ pid_t sv_start_broker(const struct sv_broker_start *bs, struct werr *err)
 		int tmp[ARRAY_SIZE(fds)];
 		sigset_t none;
 
-		/* above every target first, so that no dup2 below clobbers a source */
-		exe = fcntl(exe, F_DUPFD_CLOEXEC, 16);
+		/* above every target first, so that no dup2 below clobbers a source.
+		 * The binary's fd stays open across execveat (no CLOEXEC): a broker
+		 * that is a script (WARDEN_BROKER, the tests' hostile broker) is run
+		 * by its interpreter through /dev/fd/N, which a close-on-exec fd
+		 * would have closed.  warden-broker closes it first thing (every fd
+		 * above WBROKER_LAST_FD); it names only the broker's own binary. */
+		exe = fcntl(exe, F_DUPFD, 16);
 		for (int i = 0; i < n_fds; i++)
 			tmp[i] = fds[i] >= 0 ? fcntl(fds[i], F_DUPFD_CLOEXEC, 16) : -1;
 		for (int i = 0; i < n_fds; i++) {

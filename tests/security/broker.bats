@@ -3,7 +3,7 @@
 # broker and every jail it had.  The broker here is hostile on purpose
 # (tests/fakes/hostile_broker.py): it is installed as `warden-broker` next to
 # a copy of `warden`, which is where the supervisor looks for its broker
-# first (supervisor/serve.c broker_path).  Using that path needs no test-only
+# first (supervisor/broker.c).  Using that path needs no test-only
 # switch in the product: whoever can write next to warden can replace warden
 # itself.  Each test lets a block start in a jail, sends one bad frame, and
 # judges from the host: the supervisor exited, and no process of the jail
@@ -14,9 +14,9 @@ setup() {
 	common_setup
 	B=$(mktemp -d /tmp/warden-hostile.XXXXXX)
 	cp "$WARDEN" "$B/warden"
-	cp "$WARDEN_TOP/tests/fakes/hostile_broker.py" "$B/warden-broker"
-	# as root the broker runs as nobody: it must be able to read itself
-	chmod 755 "$B" "$B/warden" "$B/warden-broker"
+	cp "$WARDEN_TOP/tests/fakes/hostile_broker.py" "$B/hostile_broker.py"
+	# as root the broker runs as its own user: it must be able to read itself
+	chmod 755 "$B" "$B/warden" "$B/hostile_broker.py"
 	TOKEN=$((7000000 + RANDOM * 10 + BATS_TEST_NUMBER))
 	WPID=
 }
@@ -30,9 +30,16 @@ teardown() {
 # hostile SCENARIO: serve with the hostile broker, which starts a block
 # (prints READY, then sleeps with $TOKEN in its command line) and then
 # sends the scenario's frame
+# The supervisor gives its broker an allowlisted environment (G47), so the
+# scenario travels inside the broker itself: a wrapper written per test.
+install_hostile() {
+	printf '#!/bin/sh\nHOSTILE_SCENARIO=%s HOSTILE_CODE="echo READY; sleep %s" exec python3 %s/hostile_broker.py "$@"\n' \
+		"$1" "$TOKEN" "$B" > "$B/warden-broker"
+	chmod 755 "$B/warden-broker"
+}
 hostile() {
-	run timeout 60 env HOSTILE_SCENARIO="$1" HOSTILE_CODE="echo READY; sleep $TOKEN" \
-		"$B/warden" serve --stdio --workspace "$WS" </dev/null
+	install_hostile "$1"
+	run timeout 60 "$B/warden" serve --stdio --workspace "$WS" </dev/null
 	echo "status $status: $output"
 }
 
@@ -48,8 +55,8 @@ ended() {
 }
 
 @test "hostile broker: control: with a quiet broker the jail runs and is seen from the host" {
-	HOSTILE_SCENARIO=quiet HOSTILE_CODE="echo READY; sleep $TOKEN" \
-		"$B/warden" serve --stdio --workspace "$WS" </dev/null 2>"$WS.err" &
+	install_hostile quiet
+	"$B/warden" serve --stdio --workspace "$WS" </dev/null 2>"$WS.err" &
 	WPID=$!
 	for _ in $(seq 400); do [ -n "$(procs_matching "sleep $TOKEN")" ] && break; sleep 0.05; done
 	[ -n "$(procs_matching "sleep $TOKEN")" ] || { cat "$WS.err"; false; }
