@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "warden/cmd.h"
+#include "warden/log.h"
 #include "warden/util.h"
 #include "cgroup_impl.h"
 

@@ -1,4 +1,4 @@
-/* Internal interface between supervisor/cgroup.c (discovery, backend choice,
+/* Internal interface between limits/cgroup.c (discovery, backend choice,
  * struct wcg) and the two backends, cgroup_v1.c and cgroup_v2.c.  Not part
  * of the public API (include/warden/cgroup.h); the unit test uses it to
  * exercise the backends on a fake tree and to reset the per-process cache.
