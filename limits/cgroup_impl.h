@@ -102,4 +102,17 @@ void cg_discover_from(const char *mountinfo, const char *self_cgroup);
  * that the next call discovers again (e.g. after dropping privileges). */
 void cg_reset(void);
 
+/* What discovery found (cgroup_discover.c), for cgroup.c. */
+struct cg_state {
+	bool done;
+	bool created;           /* this process made a group (see wcg_gc) */
+	size_t n;
+	struct cg_hier h[CG_MAX_HIER];
+};
+extern struct cg_state cg_S;
+/* Discover once per process (a no-op after the first call). */
+void cg_discover(void);
+/* The backend that knows h's files. */
+const struct cg_backend *cg_backend_of(const struct cg_hier *h);
+
 #endif

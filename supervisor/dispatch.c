@@ -46,7 +46,7 @@ static int h_hello(struct sv *sv, const struct wmsg *m)
 		names[n++] = sv->pols[i]->name;
 	sv->state = ST_READY;
 	wloop_send(&sv->loop, wproto_welcome(&sv->broker.out, WPROTO_VERSION, sv->pols[0]->name,
-	                               sv->roots[0], names, n, &err), &err);
+	                                     sv->roots[0], names, n, &err), &err);
 	return 0;
 }
 
@@ -171,7 +171,7 @@ static int h_open(struct sv *sv, const struct wmsg *m)
 		_cleanup_free_ char *pj = policy_to_json(pol);
 		_cleanup_free_ char *lj = wlang_json();
 		wloop_send(&sv->loop, wproto_opened(&sv->broker.out, m->req, s->id, s->audit_id, pj, lj, &err),
-		            &err);
+		           &err);
 	}
 	return 0;
 }

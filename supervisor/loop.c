@@ -39,7 +39,9 @@ int wloop_watch(struct wloop *l, struct wsrc *src, int fd, uint32_t events,
 	if (fd < 0)
 		return -1;
 	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		if (errno != EPERM)   /* EPERM: a file that is always ready */
+		/* EPERM: a file, always ready; EBADF: a closed stdin.  Either is
+		 * the caller's to handle (run.c reads such a stdin unpolled). */
+		if (errno != EPERM && errno != EBADF)
 			wlog_warn("epoll: %s", strerror(errno));
 		return -1;
 	}

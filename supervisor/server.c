@@ -38,7 +38,6 @@
 #include "warden/log.h"
 #include "warden/util.h"
 
-
 static void quit(struct sv *sv, int status)
 {
 	wloop_quit(&sv->loop, status);

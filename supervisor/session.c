@@ -158,7 +158,7 @@ static void send_output(struct sv *sv, struct sv_jail *j, uint8_t stream, const 
 	while (n) {
 		size_t k = n < WPROTO_OUTPUT_CHUNK ? n : WPROTO_OUTPUT_CHUNK;
 		wloop_send(&sv->loop, wproto_output(&sv->broker.out, j->s->id, j->busy ? j->block : 0,
-		                              stream, p, k, &err), &err);
+		                                    stream, p, k, &err), &err);
 		p += k;
 		n -= k;
 	}
@@ -580,7 +580,7 @@ static void on_notify(struct wloop *l, struct wsrc *src, uint32_t events)
 	/* as bounded as the audit log: only calls that got a "denied" record */
 	if (j->notify.last && j->notify.last_audited) {
 		wloop_send(&sv->loop, wproto_audit(&sv->broker.out, j->s->id, j->busy ? j->block : 0,
-		                             j->notify.last->name, j->notify.last->count, &err), &err);
+		                                   j->notify.last->name, j->notify.last->count, &err), &err);
 	}
 }
 
