@@ -20,7 +20,7 @@ LIBS     = $(PKG_LIBS)
 BROKER_CFLAGS := $(shell pkg-config --cflags $(BROKER_PKGS) 2>/dev/null)
 BROKER_LIBS   := $(shell pkg-config --libs $(BROKER_PKGS) 2>/dev/null)
 
-LIB_SRC  = $(wildcard common/*.c policy/*.c jail/*.c) \
+LIB_SRC  = $(wildcard common/*.c policy/*.c limits/*.c jail/*.c) \
            $(filter-out supervisor/main.c,$(wildcard supervisor/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/profiles.o $(BUILD)/drivers.o
 BROKER_SRC = $(filter-out broker/main.c,$(wildcard broker/*.c))

@@ -1,7 +1,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "warden/cmd.h"
+#include "warden/log.h"
 
 __attribute__((format(printf, 2, 0)))
 static void vlog(const char *level, const char *fmt, va_list ap)

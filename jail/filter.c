@@ -68,7 +68,7 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 
-#include "warden/cmd.h"
+#include "warden/log.h"
 #include "warden/filter.h"
 #include "warden/util.h"
 

@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "warden/audit.h"
-#include "warden/cmd.h"
+#include "warden/log.h"
 #include "warden/util.h"
 
 struct waudit {

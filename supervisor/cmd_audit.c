@@ -7,6 +7,7 @@
 
 #include "warden/audit.h"
 #include "warden/cmd.h"
+#include "warden/log.h"
 #include "warden/util.h"
 
 #define BAD_REPORTED 20   /* malformed lines listed one by one */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "warden/cmd.h"
+#include "warden/log.h"
 #include "warden/policy.h"
 #include "warden/util.h"
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "warden/cmd.h"
+#include "warden/log.h"
 #include "warden/run.h"
 #include "warden/util.h"
 

@@ -1,7 +1,7 @@
 /* The broker's frames (OpenSSH monitor.c's shape): a closed table says
  * which message is permitted in which state; a frame that is malformed,
  * unknown or not permitted now is a hostile broker, and ends the server
- * (serve.c kills every jail).  Each handler checks its inputs again and
+ * (server.c kills every jail).  Each handler checks its inputs again and
  * answers with the minimum.  Requests that are merely wrong (an unknown
  * session, a profile the user did not allow) are answered with ERROR. */
 #include <errno.h>
@@ -11,7 +11,7 @@
 
 #include "session.h"
 #include "sv.h"
-#include "warden/cmd.h"
+#include "warden/log.h"
 #include "warden/util.h"
 
 enum { ST_HELLO = 1u << 0, ST_READY = 1u << 1 };
@@ -28,8 +28,7 @@ static void reply_error(struct sv *sv, uint32_t req, uint32_t session, uint32_t 
 {
 	struct werr err = { 0 };
 
-	sv_send_begin(sv);
-	sv_send_end(sv, wproto_error(&sv->broker.out, req, session, block, msg, &err), &err);
+	wloop_send(&sv->loop, wproto_error(&sv->broker.out, req, session, block, msg, &err), &err);
 }
 
 static int h_hello(struct sv *sv, const struct wmsg *m)
@@ -46,9 +45,8 @@ static int h_hello(struct sv *sv, const struct wmsg *m)
 	for (size_t i = 0; i < sv->n_pols && n < WPROTO_DENIED_MAX; i++)
 		names[n++] = sv->pols[i]->name;
 	sv->state = ST_READY;
-	sv_send_begin(sv);
-	sv_send_end(sv, wproto_welcome(&sv->broker.out, WPROTO_VERSION, sv->pols[0]->name,
-	                               sv->roots[0], names, n, &err), &err);
+	wloop_send(&sv->loop, wproto_welcome(&sv->broker.out, WPROTO_VERSION, sv->pols[0]->name,
+	                                     sv->roots[0], names, n, &err), &err);
 	return 0;
 }
 
@@ -172,9 +170,8 @@ static int h_open(struct sv *sv, const struct wmsg *m)
 	{
 		_cleanup_free_ char *pj = policy_to_json(pol);
 		_cleanup_free_ char *lj = wlang_json();
-		sv_send_begin(sv);
-		sv_send_end(sv, wproto_opened(&sv->broker.out, m->req, s->id, s->audit_id, pj, lj, &err),
-		            &err);
+		wloop_send(&sv->loop, wproto_opened(&sv->broker.out, m->req, s->id, s->audit_id, pj, lj, &err),
+		           &err);
 	}
 	return 0;
 }
@@ -224,8 +221,7 @@ static int h_close(struct sv *sv, const struct wmsg *m)
 	if (!s)
 		return 0;
 	sess_close(sv, s, "closed by the broker");
-	sv_send_begin(sv);
-	sv_send_end(sv, wproto_closed(&sv->broker.out, m->session, &err), &err);
+	wloop_send(&sv->loop, wproto_closed(&sv->broker.out, m->session, &err), &err);
 	return 0;
 }
 
@@ -234,8 +230,7 @@ static int h_langs(struct sv *sv, const struct wmsg *m)
 	_cleanup_free_ char *lj = wlang_json();
 	struct werr err = { 0 };
 
-	sv_send_begin(sv);
-	sv_send_end(sv, wproto_langlist(&sv->broker.out, m->req, lj, &err), &err);
+	wloop_send(&sv->loop, wproto_langlist(&sv->broker.out, m->req, lj, &err), &err);
 	return 0;
 }
 
@@ -254,8 +249,7 @@ static int h_edit(struct sv *sv, const struct wmsg *m)
 		reply_error(sv, m->req, 0, 0, err.msg);
 		return 0;
 	}
-	sv_send_begin(sv);
-	sv_send_end(sv, wproto_edited(&sv->broker.out, m->req, edited, &err), &err);
+	wloop_send(&sv->loop, wproto_edited(&sv->broker.out, m->req, edited, &err), &err);
 	return 0;
 }
 

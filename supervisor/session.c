@@ -24,13 +24,12 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "session.h"
+#include "jailrun.h"
 #include "sv.h"
-#include "warden/cmd.h"
 #include "warden/filter.h"
 #include "warden/jail.h"
 #include "warden/util.h"
@@ -104,13 +103,9 @@ int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws,
 
 /* --- one jail ------------------------------------------------------------- */
 
-static void jail_kill(struct sv_jail *j, uint8_t why)
+static void jail_kill(struct sv_jail *j, enum wblock_reason why)
 {
-	if (j->kill_reason == WB__N)
-		j->kill_reason = why;
-	if (j->pid_src.fd >= 0)
-		syscall(SYS_pidfd_send_signal, j->pid_src.fd, SIGKILL, NULL, 0);
-	wcg_kill(j->cg);
+	jr_kill(&j->jr, why);
 }
 
 /* Synchronous: SIGKILL (pid 1 takes its namespace with it), reap, remove
@@ -125,20 +120,19 @@ static void jail_destroy(struct sv *sv, struct sv_jail *j)
 		while (syscall(SYS_waitid, P_PIDFD, j->pid_src.fd, &si, WEXITED, NULL) < 0 && errno == EINTR)
 			;
 	}
-	sv_unwatch(sv, &j->pid_src);
-	closep(&j->slot_fd);    /* reaped above: its host uid is free */
-	j->slot_fd = -1;
-	sv_unwatch(sv, &j->ctl_src);
-	sv_unwatch(sv, &j->out_src);
-	sv_unwatch(sv, &j->err_src);
-	sv_unwatch(sv, &j->tick_src);
-	sv_unwatch(sv, &j->sync_src);
-	j->jl.sync_fd = -1;
+	wloop_unwatch(&sv->loop, &j->pid_src);
+	j->jr.jl.pidfd = -1;      /* pid_src's, closed */
+	wloop_unwatch(&sv->loop, &j->ctl_src);
+	wloop_unwatch(&sv->loop, &j->out_src);
+	wloop_unwatch(&sv->loop, &j->err_src);
+	wloop_unwatch(&sv->loop, &j->tick_src);
+	wloop_unwatch(&sv->loop, &j->sync_src);
+	j->jr.jl.sync_fd = -1;    /* sync_src's, closed */
 	if (j->notify.fd >= 0)
-		sv_unwatch(sv, &j->notify_src);
+		wloop_unwatch(&sv->loop, &j->notify_src);
 	j->notify.fd = -1;
 	wnotify_free(&j->notify);
-	wcg_destroy(j->cg);
+	jr_end(&j->jr);           /* reaped above: its host uid slot and cgroup go */
 	wbuf_free(&j->ctl_out);
 	free(j->tail);
 	j->tail = NULL;
@@ -163,9 +157,8 @@ static void send_output(struct sv *sv, struct sv_jail *j, uint8_t stream, const 
 
 	while (n) {
 		size_t k = n < WPROTO_OUTPUT_CHUNK ? n : WPROTO_OUTPUT_CHUNK;
-		sv_send_begin(sv);
-		sv_send_end(sv, wproto_output(&sv->broker.out, j->s->id, j->busy ? j->block : 0,
-		                              stream, p, k, &err), &err);
+		wloop_send(&sv->loop, wproto_output(&sv->broker.out, j->s->id, j->busy ? j->block : 0,
+		                                    stream, p, k, &err), &err);
 		p += k;
 		n -= k;
 	}
@@ -230,7 +223,7 @@ static void relay(struct sv *sv, struct sv_jail *j, uint8_t stream, const uint8_
 }
 
 /* Read one pipe once (max bytes at most); false at EOF or error. */
-static bool pipe_read(struct sv *sv, struct sv_jail *j, struct sv_src *src, uint8_t stream,
+static bool pipe_read(struct sv *sv, struct sv_jail *j, struct wsrc *src, uint8_t stream,
                       size_t max, size_t *got)
 {
 	ssize_t n = read(src->fd, sv->buf, max < sizeof(sv->buf) ? max : sizeof(sv->buf));
@@ -239,7 +232,7 @@ static bool pipe_read(struct sv *sv, struct sv_jail *j, struct sv_src *src, uint
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return true;
 	if (n <= 0) {
-		sv_unwatch(sv, src);
+		wloop_unwatch(&sv->loop, src);
 		return false;
 	}
 	*got = (size_t)n;
@@ -247,17 +240,18 @@ static bool pipe_read(struct sv *sv, struct sv_jail *j, struct sv_src *src, uint
 	return true;
 }
 
-static void on_pipe(struct sv *sv, struct sv_src *src, uint32_t events)
+static void on_pipe(struct wloop *l, struct wsrc *src, uint32_t events)
 {
+	struct sv *sv = sv_of(l);
 	struct sv_jail *j = src->ctx;
 	size_t got;
 
 	(void)pipe_read(sv, j, src, src == &j->out_src ? WSTREAM_STDOUT : WSTREAM_STDERR,
 	                sizeof(sv->buf), &got);
-	if (src->fd >= 0 && sv_broker_behind(sv)) {
+	if (src->fd >= 0 && wloop_peer_behind(&sv->loop)) {
 		/* backpressure: stop reading jails until the broker catches up */
-		sv_rearm(sv, &j->out_src, 0);
-		sv_rearm(sv, &j->err_src, 0);
+		wloop_rearm(&sv->loop, &j->out_src, 0);
+		wloop_rearm(&sv->loop, &j->err_src, 0);
 		j->paused = true;
 	}
 }
@@ -269,8 +263,8 @@ void sess_resume_output(struct sv *sv)
 			struct sv_jail *j = s->jails[i];
 			if (j && j->paused) {
 				j->paused = false;
-				sv_rearm(sv, &j->out_src, EPOLLIN);
-				sv_rearm(sv, &j->err_src, EPOLLIN);
+				wloop_rearm(&sv->loop, &j->out_src, EPOLLIN);
+				wloop_rearm(&sv->loop, &j->err_src, EPOLLIN);
 			}
 		}
 }
@@ -279,7 +273,7 @@ void sess_resume_output(struct sv *sv)
  * boundedly (a background writer could go on forever). */
 static void drain(struct sv *sv, struct sv_jail *j)
 {
-	struct sv_src *srcs[2] = { &j->out_src, &j->err_src };
+	struct wsrc *srcs[2] = { &j->out_src, &j->err_src };
 
 	for (int i = 0; i < 2; i++) {
 		size_t total = 0, got;
@@ -308,15 +302,6 @@ static void flush_tail(struct sv *sv, struct sv_jail *j)
 
 /* --- results ---------------------------------------------------------------- */
 
-static uint64_t jail_cpu_ns(struct sv_jail *j, const struct wcg_stats *st)
-{
-	uint64_t ns = 0;
-
-	if (st->have_cpu)
-		return st->cpu_ns;
-	return sv_jail_cpu_ns(j->pid, &ns) ? ns : 0;
-}
-
 /* The block is over: status from the driver (exited == false) or the jail
  * ended (exited == true, si its wait status). */
 static void finish_block(struct sv *sv, struct sv_jail *j, bool exited, const siginfo_t *si,
@@ -334,35 +319,23 @@ static void finish_block(struct sv *sv, struct sv_jail *j, bool exited, const si
 	drain(sv, j);
 	if (j->tail)
 		flush_tail(sv, j);
-	wcg_stats(j->cg, &st);
+	wcg_stats(j->jr.cg, &st);
 	r.session = s->id;
 	r.block = j->block;
 	r.wall_ms = sv_now_ms() - j->t0_ms;
-	r.cpu_ms = (jail_cpu_ns(j, &st) - j->cpu0_ns) / 1000000;
+	r.cpu_ms = (jr_cpu_ns(&j->jr, &st) - j->cpu0_ns) / 1000000;
 	r.peak_memory = st.have_peak ? st.peak_memory : 0;
 	r.output_bytes = j->out_total;
 	r.flags = (uint8_t)((exited ? WRES_STATE_LOST : 0) |
 	                    (j->tail ? WRES_TRUNCATED : 0) | (j->fresh ? WRES_FRESH : 0));
-	if (!exited) {
-		r.exit_code = status;
-		r.reason = j->interrupted && status == 130 ? WB_INTERRUPTED : WB_EXITED;
-	} else if (si->si_code == CLD_EXITED) {
-		r.exit_code = si->si_status;
-		r.reason = WB_EXITED;
-	} else {
-		r.exit_code = -1;
-		r.signal = (uint32_t)si->si_status;
-		r.reason = WB_SIGNALED;
-	}
-	if (exited) {
-		if (j->kill_reason != WB__N)
-			r.reason = j->kill_reason;
-		else if (st.have_oom && st.oom_kills)
-			r.reason = WB_OOM;
-		else if (st.have_pids && st.pids_max_hits)
-			r.reason = WB_PIDS;
-		if (r.reason == WB_TIMEOUT)
-			r.exit_code = 124;
+	{
+		struct wend e;
+
+		jr_judge(&j->jr, &st, !exited, si, status, j->interrupted, &e);
+		r.reason = (uint8_t)e.reason;
+		r.signal = (uint32_t)e.signal;
+		/* the wire's exit_code: a shell's 124 on timeout, as `warden run` exits */
+		r.exit_code = e.reason == WB_TIMEOUT ? e.exit_status : e.exit_code;
 	}
 	switch (r.reason) {
 	case WB_TIMEOUT: {
@@ -430,8 +403,7 @@ static void finish_block(struct sv *sv, struct sv_jail *j, bool exited, const si
 		wnotify_flush_dropped(&j->notify, drop);
 	}
 	waudit_emit(sv->audit, "block_end", rec);
-	sv_send_begin(sv);
-	sv_send_end(sv, wproto_result(&sv->broker.out, &r, &err), &err);
+	wloop_send(&sv->loop, wproto_result(&sv->broker.out, &r, &err), &err);
 	wnotify_mark(&j->notify);
 
 	j->busy = false;
@@ -447,34 +419,30 @@ static void finish_block(struct sv *sv, struct sv_jail *j, bool exited, const si
 	/* Between blocks the jail stays under session-wide limits: its cpu
 	 * counts (a forged "D", a background job), and with background
 	 * processes allowed, they live until the block's wall time. */
-	j->idle0_ns = jail_cpu_ns(j, &st);
+	j->idle0_ns = jr_cpu_ns(&j->jr, &st);
 	if (s->pol->limits.background && s->pol->limits.wall_ms)
 		j->bg_deadline_ms = j->t0_ms + s->pol->limits.wall_ms;
 	if (s->pol->limits.cpu_ms || j->bg_deadline_ms) {
-		struct itimerspec its = { .it_value = { 0, IDLE_TICK_MS * 1000000L },
-		                          .it_interval = { 0, IDLE_TICK_MS * 1000000L } };
-		timerfd_settime(j->tick_src.fd, 0, &its, NULL);
+		wloop_timer_set(&j->tick_src, IDLE_TICK_MS, IDLE_TICK_MS);
 	} else {
-		sv_rearm(sv, &j->tick_src, 0);
-		(void)timerfd_settime(j->tick_src.fd, 0, &(struct itimerspec){ 0 }, NULL);
+		wloop_rearm(&sv->loop, &j->tick_src, 0);
+		wloop_timer_set(&j->tick_src, 0, 0);
 	}
 }
 
 /* --- the jail's event sources ------------------------------------------------- */
 
-static void on_exit_ev(struct sv *sv, struct sv_src *src, uint32_t events)
+static void on_exit_ev(struct wloop *l, struct wsrc *src, uint32_t events)
 {
+	struct sv *sv = sv_of(l);
 	struct sv_jail *j = src->ctx;
-	siginfo_t si = { 0 };
+	siginfo_t si;
 
-	while (syscall(SYS_waitid, P_PIDFD, src->fd, &si, WEXITED, NULL) < 0 && errno == EINTR)
-		;
-	/* the driver's real status, as init reported it */
-	jail_exit_status(&j->jl, &si);
-	if (j->jl.sync_fd < 0)
+	jr_reap(&j->jr, &si, NULL);   /* the driver's real status, as init reported it */
+	if (j->jr.jl.sync_fd < 0)
 		j->sync_src.fd = -1; /* closed by jail_read at EOF */
-	sv_unwatch(sv, src);
-	j->jl.pidfd = -1;
+	wloop_unwatch(&sv->loop, src);
+	j->jr.jl.pidfd = -1;
 	if (j->busy) {
 		finish_block(sv, j, true, &si, 0);   /* destroys j */
 	} else {
@@ -501,8 +469,9 @@ static int parse_done(const char *line, int *status)
 	return 0;
 }
 
-static void on_ctl(struct sv *sv, struct sv_src *src, uint32_t events)
+static void on_ctl(struct wloop *l, struct wsrc *src, uint32_t events)
 {
+	struct sv *sv = sv_of(l);
 	struct sv_jail *j = src->ctx;
 	if ((events & EPOLLOUT) && j->ctl_out.len) {
 		ssize_t n = write(src->fd, j->ctl_out.d, j->ctl_out.len);
@@ -512,7 +481,7 @@ static void on_ctl(struct sv *sv, struct sv_src *src, uint32_t events)
 			goto broken;
 		if (!j->ctl_out.len) {
 			wbuf_free(&j->ctl_out);
-			sv_rearm(sv, src, EPOLLIN);
+			wloop_rearm(&sv->loop, src, EPOLLIN);
 		}
 	}
 	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
@@ -525,7 +494,7 @@ static void on_ctl(struct sv *sv, struct sv_src *src, uint32_t events)
 			if (n <= 0) {
 				/* the driver closed its end: it is ending; its exit
 				 * finishes the block */
-				sv_unwatch(sv, src);
+				wloop_unwatch(&sv->loop, src);
 				return;
 			}
 			if (c != '\n') {
@@ -548,7 +517,7 @@ static void on_ctl(struct sv *sv, struct sv_src *src, uint32_t events)
 				if (!j->sweeping) {
 					j->sweeping = true;
 					j->sweep_at_ms = sv_now_ms();
-					if (jail_sweep(&j->jl) < 0)
+					if (jail_sweep(&j->jr.jl) < 0)
 						goto broken;
 				}
 				return;
@@ -561,16 +530,17 @@ static void on_ctl(struct sv *sv, struct sv_src *src, uint32_t events)
 	return;
 broken:
 	jail_kill(j, WB_ERROR);
-	sv_unwatch(sv, src);
+	wloop_unwatch(&sv->loop, src);
 }
 
 /* init's reports: SWEPT ends a sweep; STATUS is kept for on_exit_ev. */
-static void on_sync(struct sv *sv, struct sv_src *src, uint32_t events)
+static void on_sync(struct wloop *l, struct wsrc *src, uint32_t events)
 {
+	struct sv *sv = sv_of(l);
 	struct sv_jail *j = src->ctx;
 
 	for (;;) {
-		enum jail_ev ev = jail_read(&j->jl);
+		enum jail_ev ev = jail_read(&j->jr.jl);
 		if (ev == JAIL_EV_NONE || ev == JAIL_EV_STATUS)
 			return;
 		if (ev == JAIL_EV_EOF) {
@@ -589,46 +559,46 @@ static void on_sync(struct sv *sv, struct sv_src *src, uint32_t events)
 			return;
 		}
 		if (j->busy) /* a block waited for an idle sweep: send its code now */
-			sv_rearm(sv, &j->ctl_src, EPOLLIN | EPOLLOUT);
+			wloop_rearm(&sv->loop, &j->ctl_src, EPOLLIN | EPOLLOUT);
 	}
 }
 
-static void on_notify(struct sv *sv, struct sv_src *src, uint32_t events)
+static void on_notify(struct wloop *l, struct wsrc *src, uint32_t events)
 {
+	struct sv *sv = sv_of(l);
 	struct sv_jail *j = src->ctx;
 	struct werr err = { 0 };
 
 	if (!(events & EPOLLIN)) {
-		sv_rearm(sv, src, 0);
+		wloop_rearm(&sv->loop, src, 0);
 		return;
 	}
 	if (wnotify_handle(&j->notify) < 0) {
-		sv_rearm(sv, src, 0);
+		wloop_rearm(&sv->loop, src, 0);
 		return;
 	}
 	/* as bounded as the audit log: only calls that got a "denied" record */
 	if (j->notify.last && j->notify.last_audited) {
-		sv_send_begin(sv);
-		sv_send_end(sv, wproto_audit(&sv->broker.out, j->s->id, j->busy ? j->block : 0,
-		                             j->notify.last->name, j->notify.last->count, &err), &err);
+		wloop_send(&sv->loop, wproto_audit(&sv->broker.out, j->s->id, j->busy ? j->block : 0,
+		                                   j->notify.last->name, j->notify.last->count, &err), &err);
 	}
 }
 
-static void on_tick(struct sv *sv, struct sv_src *src, uint32_t events)
+static void on_tick(struct wloop *l, struct wsrc *src, uint32_t events)
 {
 	struct sv_jail *j = src->ctx;
 	const struct wlimits *lim = &j->s->pol->limits;
 	uint64_t ticks, now = sv_now_ms();
 
 	(void)!read(src->fd, &ticks, sizeof(ticks));
-	if (j->kill_reason != WB__N)
+	if (j->jr.killed_for != WB__N)
 		return;
 	if (!j->busy) {
 		/* session-wide: cpu burnt between blocks adds up */
 		if (lim->cpu_ms) {
 			struct wcg_stats st;
-			wcg_stats(j->cg, &st);
-			if (j->idle_cpu_ns + (jail_cpu_ns(j, &st) - j->idle0_ns) >= lim->cpu_ms * 1000000ULL) {
+			wcg_stats(j->jr.cg, &st);
+			if (j->idle_cpu_ns + (jr_cpu_ns(&j->jr, &st) - j->idle0_ns) >= lim->cpu_ms * 1000000ULL) {
 				jail_kill(j, WB_CPU_TIME);
 				return;
 			}
@@ -637,7 +607,7 @@ static void on_tick(struct sv *sv, struct sv_src *src, uint32_t events)
 			j->bg_deadline_ms = 0;
 			j->sweeping = true;
 			j->sweep_at_ms = now;
-			if (jail_sweep(&j->jl) < 0)
+			if (jail_sweep(&j->jr.jl) < 0)
 				jail_kill(j, WB_ERROR);
 		}
 		if (j->sweeping && now - j->sweep_at_ms >= SWEEP_MAX_MS)
@@ -658,8 +628,8 @@ static void on_tick(struct sv *sv, struct sv_src *src, uint32_t events)
 	}
 	if (lim->cpu_ms) {
 		struct wcg_stats st;
-		wcg_stats(j->cg, &st);
-		if (jail_cpu_ns(j, &st) - j->cpu0_ns >= lim->cpu_ms * 1000000ULL)
+		wcg_stats(j->jr.cg, &st);
+		if (jr_cpu_ns(&j->jr, &st) - j->cpu0_ns >= lim->cpu_ms * 1000000ULL)
 			jail_kill(j, WB_CPU_TIME);
 	}
 }
@@ -670,22 +640,18 @@ static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
                     struct sv_jail **out, struct werr *err)
 {
 	struct sv_jail *j = xcalloc(1, sizeof(*j));
-	scmp_filter_ctx filter = NULL;
-	const struct wfilter_prog *prog;
-	struct jail jail = { .pid = 0, .pidfd = -1, .notify_fd = -1, .sync_fd = -1, .slot_fd = -1 };
 	int ctl[2] = { -1, -1 }, out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 };
 	char **argv = NULL, cgname[64];
 	int rc = -1;
+	struct jail_spec spec = { 0 };
 
 	*out = NULL;
 	j->s = s;
 	j->lang = lang;
-	j->kill_reason = WB__N;
+	jr_init(&j->jr, s->pol);
 	j->pid_src.fd = j->ctl_src.fd = j->out_src.fd = j->err_src.fd = -1;
 	j->notify_src.fd = j->tick_src.fd = j->sync_src.fd = -1;
-	j->jl.pidfd = j->jl.sync_fd = j->jl.notify_fd = -1;
 	j->notify.fd = -1;
-	j->slot_fd = -1;
 	wbuf_init(&j->ctl_out, WPROTO_CODE_MAX + 32);
 
 	argv = wlang_argv(lang);
@@ -693,11 +659,9 @@ static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 		werr_set(err, 0, "no driver is built in for %s", lang->name);
 		goto out;
 	}
+	/* limits and filter; the server's one watchdog covers the cgroup */
 	snprintf(cgname, sizeof(cgname), "warden-%d-s%u", getpid(), sv->jail_counter++);
-	if (wcg_create(cgname, &s->pol->limits, &j->cg, err) < 0)
-		goto out;
-	prog = wfilter_find_prebuilt(s->pol);
-	if (!prog && wfilter_build(s->pol, &filter, err) < 0)
+	if (jr_prepare(&j->jr, cgname, false, &spec, err) < 0)
 		goto out;
 	/* The control socket: the driver's end becomes fd 4 in the jail. */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0 ||
@@ -705,44 +669,36 @@ static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 		werr_set(err, errno, "creating the session's pipes");
 		goto out;
 	}
-	{
-		struct jail_spec spec = {
-			.pol = s->pol, .workspace = s->ws, .workspace_fd = s->ws_fd,
-			.hide_extra = s->hide_extra.v, .home = sv_caller_home(), .argv = argv,
-			.envp = s->env, .stdin_fd = -1, .stdout_fd = out_p[1], .stderr_fd = err_p[1],
-			.keep_fd = ctl[1], .hostname = "warden", .filter = filter, .prog = prog,
-			.cg = j->cg, .new_session = true,
-			.rlimit_memory = wcg_mech(j->cg, WLIM_MEMORY) == WMECH_RLIMIT,
-			.rlimit_pids = wcg_mech(j->cg, WLIM_PIDS) == WMECH_RLIMIT,
-		};
-		if (jail_start(&spec, &jail, err) < 0)
-			goto out;
-	}
-	j->pid = jail.pid;
-	j->landlock = jail.landlock;
-	j->jl.pid = jail.pid;
-	j->jl.pidfd = jail.pidfd;               /* shared with pid_src, which owns it */
-	j->jl.sync_fd = steal_fd(&jail.sync_fd); /* owned by sync_src */
-	sv_watch(sv, &j->sync_src, j->jl.sync_fd, EPOLLIN, on_sync, j);
-	j->slot_fd = steal_fd(&jail.slot_fd);
-	if (wnotify_init(&j->notify, jail.notify_fd, sv->audit, s->audit_id, &s->budget, err) < 0) {
-		close(jail.notify_fd);
-		jail.notify_fd = -1;
-		sv_watch(sv, &j->pid_src, steal_fd(&jail.pidfd), EPOLLIN, on_exit_ev, j);
+	spec.workspace = s->ws;
+	spec.workspace_fd = s->ws_fd;
+	spec.hide_extra = s->hide_extra.v;
+	spec.home = sv_caller_home();
+	spec.argv = argv;
+	spec.envp = s->env;
+	spec.stdin_fd = -1;
+	spec.stdout_fd = out_p[1];
+	spec.stderr_fd = err_p[1];
+	spec.keep_fd = ctl[1];
+	spec.hostname = "warden";
+	spec.new_session = true;
+	if (jr_start(&j->jr, &spec, err) < 0)
 		goto out;
-	}
-	jail.notify_fd = -1;
+	/* from here every fd of the jail has one owner: pidfd pid_src (shared
+	 * with jr.jl for signals), sync_fd sync_src, notify_fd the notify */
+	wloop_watch(&sv->loop, &j->pid_src, j->jr.jl.pidfd, EPOLLIN, on_exit_ev, j);
+	wloop_watch(&sv->loop, &j->sync_src, j->jr.jl.sync_fd, EPOLLIN, on_sync, j);
+	if (wnotify_init(&j->notify, j->jr.jl.notify_fd, sv->audit, s->audit_id, &s->budget, err) < 0)
+		goto out;   /* jail_destroy kills and reaps it; jr_end closes notify_fd */
+	j->jr.jl.notify_fd = -1;
 	fcntl(ctl[0], F_SETFL, O_NONBLOCK);
 	fcntl(out_p[0], F_SETFL, O_NONBLOCK);
 	fcntl(err_p[0], F_SETFL, O_NONBLOCK);
-	sv_watch(sv, &j->pid_src, steal_fd(&jail.pidfd), EPOLLIN, on_exit_ev, j);
-	sv_watch(sv, &j->ctl_src, steal_fd(&ctl[0]), EPOLLIN, on_ctl, j);
-	sv_watch(sv, &j->out_src, steal_fd(&out_p[0]), EPOLLIN, on_pipe, j);
-	sv_watch(sv, &j->err_src, steal_fd(&err_p[0]), EPOLLIN, on_pipe, j);
+	wloop_watch(&sv->loop, &j->ctl_src, steal_fd(&ctl[0]), EPOLLIN, on_ctl, j);
+	wloop_watch(&sv->loop, &j->out_src, steal_fd(&out_p[0]), EPOLLIN, on_pipe, j);
+	wloop_watch(&sv->loop, &j->err_src, steal_fd(&err_p[0]), EPOLLIN, on_pipe, j);
 	if (j->notify.fd >= 0)
-		sv_watch(sv, &j->notify_src, j->notify.fd, EPOLLIN, on_notify, j);
-	sv_watch(sv, &j->tick_src, timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK), 0,
-	         on_tick, j);
+		wloop_watch(&sv->loop, &j->notify_src, j->notify.fd, EPOLLIN, on_notify, j);
+	wloop_timer(&sv->loop, &j->tick_src, 0, on_tick, j);
 	s->jails[lang - wlangs] = j;
 	*out = j;
 	j = NULL;
@@ -755,10 +711,6 @@ out:
 		closep(&out_p[i]);
 		closep(&err_p[i]);
 	}
-	closep(&jail.pidfd);
-	closep(&jail.sync_fd);
-	if (filter)
-		seccomp_release(filter);
 	wlang_argv_free(argv);
 	return rc;
 }
@@ -772,8 +724,7 @@ static void fail_block(struct sv *sv, struct sv_sess *s, uint32_t block, const c
 	struct werr err = { 0 };
 	json_object *rec = audit_rec(s);
 
-	sv_send_begin(sv);
-	sv_send_end(sv, wproto_result(&sv->broker.out, &r, &err), &err);
+	wloop_send(&sv->loop, wproto_result(&sv->broker.out, &r, &err), &err);
 	json_object_object_add(rec, "block", json_object_new_int64(block));
 	json_object_object_add(rec, "reason", json_object_new_string("error"));
 	json_object_object_add(rec, "error", json_object_new_string(why));
@@ -825,14 +776,14 @@ int sess_run(struct sv *sv, struct sv_sess *s, uint32_t block, const char *langu
 	j->block = block;
 	j->interrupted = false;
 	j->grace_at_ms = 0;
-	j->kill_reason = WB__N;
+	j->jr.killed_for = WB__N;
 	j->out_total = 0;
 	j->idle_out = 0;
 	j->t0_ms = sv_now_ms();
 	{
 		struct wcg_stats st;
-		wcg_stats(j->cg, &st);
-		j->cpu0_ns = jail_cpu_ns(j, &st);
+		wcg_stats(j->jr.cg, &st);
+		j->cpu0_ns = jr_cpu_ns(&j->jr, &st);
 		if (!fresh)   /* the idle period that ends now */
 			j->idle_cpu_ns += j->cpu0_ns - j->idle0_ns;
 	}
@@ -844,13 +795,9 @@ int sess_run(struct sv *sv, struct sv_sess *s, uint32_t block, const char *langu
 		return 0;
 	}
 	/* an idle sweep still running: the code goes once init acked it */
-	sv_rearm(sv, &j->ctl_src, j->sweeping ? EPOLLIN : EPOLLIN | EPOLLOUT);
-	{
-		struct itimerspec its = { .it_value = { 0, TICK_MS * 1000000L },
-		                          .it_interval = { 0, TICK_MS * 1000000L } };
-		timerfd_settime(j->tick_src.fd, 0, &its, NULL);
-		sv_rearm(sv, &j->tick_src, EPOLLIN);
-	}
+	wloop_rearm(&sv->loop, &j->ctl_src, j->sweeping ? EPOLLIN : EPOLLIN | EPOLLOUT);
+	wloop_timer_set(&j->tick_src, TICK_MS, TICK_MS);
+	wloop_rearm(&sv->loop, &j->tick_src, EPOLLIN);
 	if (s->lost_idle && fresh) {
 		static const char note[] = "[warden: the previous jail of this session ended between "
 		                           "blocks; its state was lost]\n";
@@ -871,7 +818,7 @@ void sess_interrupt(struct sv *sv, struct sv_sess *s)
 		return;
 	j->interrupted = true;
 	j->grace_at_ms = sv_now_ms() + INTERRUPT_GRACE_MS;
-	kill(-j->pid, SIGINT);
+	kill(-j->jr.jl.pid, SIGINT);
 }
 
 void sess_close(struct sv *sv, struct sv_sess *s, const char *why)

@@ -1,14 +1,17 @@
 /* The session server (warden serve / warden chat): one broker, many
  * sessions, one epoll loop.  Private to supervisor/.
  *
- *   serve.c     command line, starting the broker, the loop, EDIT
+ *   server.c    command line, starting the broker, serving it
  *   dispatch.c  the broker's frames: a table of handlers per state
  *   session.c   sessions and their jails: drivers, output, limits, results
+ *   edit.c      EDIT: the user's editor on a block's code
+ *   loop.c      the event loop all of them call down into (loop.h)
  */
 #ifndef WARDEN_SESSION_H
 #define WARDEN_SESSION_H
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -21,25 +24,19 @@
 #include "warden/policy.h"
 #include "warden/proto.h"
 #include "warden/reaper.h"
-
-struct sv;
-
-/* One epoll registration; data.ptr of every event is one of these. */
-struct sv_src {
-	int fd;
-	void (*cb)(struct sv *sv, struct sv_src *src, uint32_t events);
-	void *ctx;
-};
+#include "jailrun.h"
+#include "loop.h"
 
 /* One jail running one language's driver, for one session. */
 struct sv_jail {
 	struct sv_sess *s;
 	const struct wlang *lang;
-	struct wcg *cg;
-	pid_t pid;
-	struct sv_src pid_src, ctl_src, out_src, err_src, notify_src, tick_src;
-	struct sv_src sync_src;         /* init's reports (jail_read); fd is jl.sync_fd */
-	struct jail jl;                 /* pidfd (not owned: pid_src's), sync_fd, status */
+	struct jailrun jr;              /* limits, filter, init (jr.jl); pidfd shared
+	                                 * with pid_src, which owns it; sync_fd
+	                                 * owned by sync_src; jr.killed_for: the
+	                                 * WB_* the supervisor killed it for */
+	struct wsrc pid_src, ctl_src, out_src, err_src, notify_src, tick_src;
+	struct wsrc sync_src;           /* init's reports (jail_read) */
 	bool sweeping;                  /* JAIL_SIG_SWEEP sent, no SWEPT yet */
 	bool done_pending;              /* "D" read: the RESULT waits for SWEPT */
 	int done_status;
@@ -51,13 +48,10 @@ struct sv_jail {
 	struct wbuf ctl_out;            /* the block's frame, while the driver reads it */
 	char ctl_in[32];                /* "D <n>\n" being read */
 	size_t ctl_in_len;
-	bool landlock;
-	int slot_fd;                    /* as root: the lock on its host uid, held until reaped */
 	bool paused;                    /* output not polled: the broker is behind */
 	/* the running block */
 	bool busy, fresh, interrupted;
 	uint32_t block;
-	uint8_t kill_reason;            /* WB_* the supervisor killed it for, or WB__N */
 	uint64_t t0_ms, cpu0_ns, grace_at_ms;
 	uint64_t out_total, idle_out;
 	uint8_t *tail;                  /* last half of the output limit, once past the head */
@@ -84,9 +78,9 @@ struct sv_sess {
 };
 
 struct sv {
-	int ep;
-	struct wconn broker;
-	struct sv_src broker_src, broker_pid_src, sig_src;
+	struct wloop loop;              /* first: sv_of() */
+	struct wconn broker;            /* the loop's peer */
+	struct wsrc broker_src, broker_pid_src, sig_src;
 	pid_t broker_pid;
 	int state;                      /* dispatch.c */
 	struct waudit *audit;
@@ -99,21 +93,14 @@ struct sv {
 	struct sv_jail *grave;
 	uint32_t next_session;
 	unsigned jail_counter;
-	bool chat, edit_ok, broker_writable_armed, quitting;
-	int exit_status;
+	bool chat, edit_ok;
 	uint8_t buf[64 * 1024];
 };
 
-/* serve.c */
-void sv_watch(struct sv *sv, struct sv_src *src, int fd, uint32_t events,
-              void (*cb)(struct sv *, struct sv_src *, uint32_t), void *ctx);
-void sv_rearm(struct sv *sv, struct sv_src *src, uint32_t events);
-void sv_unwatch(struct sv *sv, struct sv_src *src);   /* and close the fd */
-/* Queue a frame built by fn to the broker; a frame that cannot be built or
- * a broker that stopped reading ends the server. */
-void sv_send_begin(struct sv *sv);
-void sv_send_end(struct sv *sv, int rc, struct werr *err);
-bool sv_broker_behind(const struct sv *sv);
+/* The server of a loop callback's loop. */
+#define sv_of(l) ((struct sv *)((char *)(l) - offsetof(struct sv, loop)))
+
+/* edit.c */
 int sv_edit(struct sv *sv, const char *text, char **out, struct werr *err);
 
 /* dispatch.c: -1 when the broker is hostile or broken */

@@ -1,5 +1,5 @@
 /* Helpers shared by the supervisor's one-shot path (run.c) and its session
- * server (serve.c, session.c, dispatch.c).  Private to supervisor/. */
+ * server (server.c, session.c, dispatch.c).  Private to supervisor/. */
 #ifndef WARDEN_SV_H
 #define WARDEN_SV_H
 

@@ -1,4 +1,4 @@
-/* How the supervisor hands the broker what it needs (supervisor/serve.c
+/* How the supervisor hands the broker what it needs (supervisor/server.c
  * start_broker, broker/main.c).  The broker gets no path it must open by
  * itself outside these: as root it runs as its own user, which may not be
  * able to reach the caller's files by path (a checkout under /root, the

@@ -1,8 +1,8 @@
 /* Resource limits for one jail through cgroups, with an explicit rlimit
  * fallback.  One small interface, one file per backend (crun's layout):
- *   supervisor/cgroup.c     picks a backend per controller, owns struct wcg
- *   supervisor/cgroup_v1.c  legacy per-controller hierarchies
- *   supervisor/cgroup_v2.c  unified hierarchy (CLONE_INTO_CGROUP, cgroup.kill)
+ *   limits/cgroup.c     picks a backend per controller, owns struct wcg
+ *   limits/cgroup_v1.c  legacy per-controller hierarchies
+ *   limits/cgroup_v2.c  unified hierarchy (CLONE_INTO_CGROUP, cgroup.kill)
  *
  * Each limit records the mechanism that enforces it, so `run --json`,
  * the run summary and `doctor` can say which limits are weaker. */

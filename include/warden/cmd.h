@@ -11,9 +11,8 @@ int cmd_doctor(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
 
-/* "warden: <msg>" on stderr, one line. */
-void wlog_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void wlog_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Transitional: the log functions live in warden/log.h; include it. */
+#include "warden/log.h"
 
 #define WARDEN_VERSION "0.1.0"
 

@@ -49,7 +49,8 @@ struct jail_spec {
 	const char *hostname;        /* default "warden" */
 	scmp_filter_ctx filter;      /* built by the parent; loaded by the child */
 	const struct wfilter_prog *prog; /* or a program compiled at build time */
-	struct wcg *cg;              /* may be NULL */
+	struct wcg *cg;              /* limits/ (cgroup.h): the jail joins it at
+	                              * clone; may be NULL */
 	bool rlimit_memory, rlimit_pids; /* cgroup fallback: set RLIMIT_AS/NPROC */
 	bool new_session;            /* setsid(): no controlling terminal */
 };

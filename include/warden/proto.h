@@ -45,6 +45,7 @@
 
 #include "warden/buf.h"
 #include "warden/err.h"
+#include "warden/reason.h"
 
 #define WPROTO_VERSION 1
 #define WPROTO_FRAME_MAX (4u * 1024 * 1024)  /* whole frame, header included */
@@ -89,13 +90,7 @@ const char *wapproval_name(unsigned a);   /* "api", "auto", "user", "edited" */
 /* OUTPUT streams */
 enum { WSTREAM_STDOUT = 1, WSTREAM_STDERR = 2 };
 
-/* Why a block ended.  The first eight are enum wreason of run.h, in the same
- * order, so the names are shared. */
-enum wblock_reason {
-	WB_EXITED = 0, WB_SIGNALED, WB_TIMEOUT, WB_OOM, WB_PIDS, WB_CPU_TIME,
-	WB_OUTPUT, WB_ERROR, WB_INTERRUPTED, WB__N
-};
-const char *wblock_reason_name(unsigned r);   /* "interrupted", ... */
+/* Why a block ended: enum wblock_reason, in warden/reason.h */
 
 /* RESULT flags */
 #define WRES_STATE_LOST 0x1u      /* the jail ended: the next block starts fresh */

@@ -19,4 +19,10 @@ void wreaper_start(struct wreaper *r, struct wcg *cg);
  * waits for it; one still exiting is reaped by a later start/stop. */
 void wreaper_stop(struct wreaper *r);
 
+/* The session server's one watchdog for all its jails' cgroups: when the
+ * server is gone, for any reason, it kills and removes every
+ * "warden-<server pid>-*" group.  Returns the fd to hold (and close when
+ * done), or -1 when it could not start. */
+int wreaper_start_server(void);
+
 #endif

@@ -9,6 +9,7 @@
 
 #include "warden/cgroup.h"
 #include "warden/err.h"
+#include "warden/reason.h"
 
 struct wrun_opts {
 	const char *profile, *policy_file, *workspace, *net;
@@ -24,15 +25,12 @@ struct wrun_opts {
 	int out_fd, err_fd;      /* where to relay; 0 means 1 and 2 */
 };
 
-enum wreason { WR_EXITED, WR_SIGNALED, WR_TIMEOUT, WR_OOM, WR_PIDS, WR_CPU_TIME,
-               WR_OUTPUT, WR_ERROR };
-const char *wreason_name(enum wreason r);
 
 struct wrun_result {
 	int exit_status;         /* what warden exits with */
 	int exit_code;           /* the program's, -1 if signalled */
 	int signal;              /* 0 if exited */
-	enum wreason reason;
+	enum wblock_reason reason;   /* warden/reason.h */
 	uint64_t wall_ms, cpu_ms, peak_memory, output_bytes;
 	uint64_t denied_total;
 	char session[32];

@@ -59,6 +59,10 @@ serve_client() {
 	serve_client timeout --profile short
 }
 
+@test "serve: SIGXCPU under a cpu-time limit ends the block with reason cpu_time, as in warden run" {
+	serve_client sigxcpu
+}
+
 @test "serve: a block's background processes are killed when it ends (finding 7)" {
 	serve_client leftovers --profile short
 }

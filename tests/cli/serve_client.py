@@ -283,6 +283,22 @@ def sc_timeout(s, args):
     check(res.get("fresh_jail") is False, "the new jail persists: %s" % res)
 
 
+def sc_sigxcpu(s, args):
+    """Issue 9: sessions judge a jail's end by the same rule as `warden run`
+    (include/warden/reason.h).  SIGXCPU is how the RLIMIT_CPU fallback ends
+    a process; under a policy that limits cpu time it is "cpu_time", not
+    "signaled".  The driver sends it to itself so the test does not race the
+    supervisor's own cpu tick."""
+    sid = s.open()
+    ok_result(s.run(sid, "python", "v = 1")[2], "setup")
+    out, err, res, _ = s.run(sid, "python", "import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)")
+    check(res.get("event") == "result" and res.get("reason") == "cpu_time", "SIGXCPU: %s" % res)
+    check(res.get("signal") == 24 and res.get("state_lost") is True, "SIGXCPU: %s" % res)
+    out, err, res, _ = s.run(sid, "python", "print('v' in globals())")
+    ok_result(res, "after SIGXCPU")
+    check(out == "False\n" and res.get("fresh_jail") is True, "fresh jail: %r %s" % (out, res))
+
+
 def sc_flood(s, args):
     sid = s.open()
     out, err, res, evs = s.run(sid, "python", "print('H' + 'x' * 10**7 + 'T')")

@@ -36,7 +36,7 @@
 
 #include "warden/cgroup.h"
 #include "warden/util.h"
-#include "../../supervisor/cgroup_impl.h"
+#include "../../limits/cgroup_impl.h"
 
 #define MiB (1024ULL * 1024)
 

@@ -82,3 +82,36 @@ void wreaper_stop(struct wreaper *r)
 	}
 	r->pid = 0;
 }
+
+/* One watchdog for the server's cgroups: when the server is gone, for any
+ * reason, it kills and removes every "warden-<server pid>-*" group. */
+int wreaper_start_server(void)
+{
+	int p[2];
+	pid_t owner = getpid(), pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		sigset_t all;
+		char c;
+		setsid();
+		sigfillset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		close(p[1]);
+		for (int fd = 0; fd < 3; fd++)
+			if (fd != 2)
+				close(fd);
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+		wcg_gc_owner(owner);
+		_exit(0);
+	}
+	close(p[0]);
+	if (pid < 0) {
+		close(p[1]);
+		return -1;
+	}
+	return p[1];
+}

@@ -1,6 +1,7 @@
 /* Resource limits through cgroups: discovery, backend choice per limit,
  * and the lifetime of one jail's groups (struct wcg).  The files of each
- * cgroup version are in cgroup_v1.c and cgroup_v2.c.
+ * cgroup version are in cgroup_v1.c and cgroup_v2.c, discovery in
+ * cgroup_discover.c, the small file helpers in cgroup_fs.c.
  *
  * Backend choice, per limit (see choose()):
  *   1. cgroup v2, if the controller is delegated to our v2 parent;
@@ -32,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "warden/cmd.h"
+#include "warden/log.h"
 #include "warden/util.h"
 #include "cgroup_impl.h"
 
@@ -49,17 +50,7 @@ struct wcg {
 	size_t n;
 };
 
-static struct {
-	bool done;
-	bool created;           /* this process made a group (see wcg_gc) */
-	size_t n;
-	struct cg_hier h[CG_MAX_HIER];
-} S;
-
-/* v1 controllers we use, in the order of own_paths.v1[]. */
-static const struct { const char *name; unsigned bit; } v1_ctls[] = {
-	{ "memory", CG_MEMORY }, { "pids", CG_PIDS }, { "cpu", CG_CPU }, { "cpuacct", CG_CPUACCT },
-};
+struct cg_state cg_S;
 
 const char *wmech_name(enum wmech m)
 {
@@ -85,348 +76,6 @@ const char *wlimit_kind_name(enum wlimit_kind k)
 	return "?";
 }
 
-/* ---- small cgroupfs helpers (also used by the backends) ---- */
-
-int cg_write(int dfd, const char *file, const char *val)
-{
-	_cleanup_close_ int fd = openat(dfd, file, O_WRONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	return write_all(fd, val, strlen(val));
-}
-
-int cg_set(int dfd, const char *path, const char *file, const char *val,
-           bool optional, struct werr *err)
-{
-	if (cg_write(dfd, file, val) == 0 || (optional && errno == ENOENT))
-		return 0;
-	return werr_set(err, errno, "setting %s=%s in cgroup %s", file, val, path);
-}
-
-ssize_t cg_read(int dfd, const char *file, char *buf, size_t len)
-{
-	_cleanup_close_ int fd = openat(dfd, file, O_RDONLY | O_CLOEXEC);
-	size_t used = 0;
-
-	buf[0] = '\0';
-	if (fd < 0)
-		return -1;
-	while (used < len - 1) {
-		ssize_t n = read(fd, buf + used, len - 1 - used);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			break;
-		used += (size_t)n;
-	}
-	buf[used] = '\0';
-	return (ssize_t)used;
-}
-
-static int parse_num(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || (*end && *end != '\n' && *end != ' '))
-		return -1;
-	*out = v;
-	return 0;
-}
-
-int cg_read_u64(int dfd, const char *file, const char *key, uint64_t *out)
-{
-	char buf[4096];
-	const char *line;
-	size_t kl;
-
-	if (cg_read(dfd, file, buf, sizeof(buf)) < 0)
-		return -1;
-	if (!key)
-		return parse_num(buf, out);
-	kl = strlen(key);
-	for (line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
-		if (!strncmp(line, key, kl) && line[kl] == ' ')
-			return parse_num(line + kl + 1, out);
-	return -1;
-}
-
-uint64_t cg_cpu_quota_us(double cpus)
-{
-	double q;
-
-	if (cpus > 65536)       /* far more CPUs than any machine has */
-		cpus = 65536;
-	q = cpus * (double)CG_CPU_PERIOD_US + 0.5;
-	return q < 1000 ? 1000 : (uint64_t)q;
-}
-
-bool cg_stat_once(int dfd, bool on, const char *file, const char *key,
-                  uint64_t *field, bool *have)
-{
-	if (!on || *have || cg_read_u64(dfd, file, key, field) < 0)
-		return false;
-	*have = true;
-	return true;
-}
-
-void cg_msg(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
-
-bool cg_word_in(const char *s, const char *word)
-{
-	size_t wl = strlen(word);
-
-	while (*s) {
-		size_t n;
-
-		s += strspn(s, " \t\n");
-		n = strcspn(s, " \t\n");
-		if (n == wl && !strncmp(s, word, wl))
-			return true;
-		s += n;
-	}
-	return false;
-}
-
-void cg_open_parent(struct cg_hier *h)
-{
-	h->parent_fd = -1;
-	/* EEXIST: another warden (same cgroup) made it first; that is fine,
-	 * it is shared and never removed by warden. */
-	if (mkdir(h->parent, 0755) < 0 && errno != EEXIST) {
-		cg_msg(h->why, sizeof(h->why), "%s: cannot create: %s", h->parent, strerror(errno));
-		return;
-	}
-	/* An existing parent may belong to root while we are not: check that
-	 * we can create groups in it now rather than fail in wcg_create. */
-	if (faccessat(AT_FDCWD, h->parent, W_OK, AT_EACCESS) < 0) {
-		cg_msg(h->why, sizeof(h->why), "%s: not writable: %s", h->parent, strerror(errno));
-		return;
-	}
-	h->parent_fd = open(h->parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (h->parent_fd < 0)
-		cg_msg(h->why, sizeof(h->why), "%s: %s", h->parent, strerror(errno));
-}
-
-static const struct cg_backend *backend(const struct cg_hier *h)
-{
-	return h->version == 2 ? &cg_backend_v2 : &cg_backend_v1;
-}
-
-/* ---- discovery ---- */
-
-/* Our cgroup in each hierarchy, from /proc/self/cgroup:
- *   "0::/a/b"                  v2
- *   "4:memory:/a" "2:cpu,cpuacct:/a"   v1 */
-struct own_paths {
-	char v2[PATH_MAX];
-	char v1[ARRAY_SIZE(v1_ctls)][PATH_MAX];
-	bool have_v2, have_v1[ARRAY_SIZE(v1_ctls)];
-};
-
-static void parse_own_paths(char *text, struct own_paths *o)
-{
-	char *line, *save = NULL;
-
-	memset(o, 0, sizeof(*o));
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *list = strchr(line, ':'), *path, *tok, *s2 = NULL;
-
-		if (!list || !(path = strchr(++list, ':')))
-			continue;
-		*path++ = '\0';
-		if (!*list && !strncmp(line, "0:", 2)) {
-			snprintf(o->v2, sizeof(o->v2), "%s", path);
-			o->have_v2 = true;
-			continue;
-		}
-		for (tok = strtok_r(list, ",", &s2); tok; tok = strtok_r(NULL, ",", &s2))
-			for (size_t i = 0; i < ARRAY_SIZE(v1_ctls); i++)
-				if (!strcmp(tok, v1_ctls[i].name)) {
-					snprintf(o->v1[i], sizeof(o->v1[i]), "%s", path);
-					o->have_v1[i] = true;
-				}
-	}
-}
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape(char *s)
-{
-	char *d = s;
-
-	for (; *s; s++, d++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*d = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*d = *s;
-		}
-	}
-	*d = '\0';
-}
-
-/* Directory of cgroup `cg` (as /proc/self/cgroup names it) through a mount
- * of the hierarchy at `mnt` whose root is `root`.  Fails if the mount does
- * not show that cgroup (e.g. a bind mount of a sibling subtree, or our
- * cgroup lying outside our cgroup namespace: "/../.."). */
-static int own_dir(const char *mnt, const char *root, const char *cg, char *out, size_t len)
-{
-	size_t rl = strlen(root);
-	const char *rel = cg;
-	int n;
-
-	if (strcmp(root, "/")) {
-		if (strncmp(cg, root, rl) || (cg[rl] != '/' && cg[rl] != '\0'))
-			return -1;
-		rel = cg + rl;
-	}
-	if (strstr(rel, "/../") || (strlen(rel) >= 3 && !strcmp(rel + strlen(rel) - 3, "/..")))
-		return -1;
-	if (!strcmp(rel, "/"))
-		rel = "";
-	n = snprintf(out, len, "%s%s", mnt, rel);
-	return (n < 0 || (size_t)n >= len) ? -1 : 0;
-}
-
-/* A slot for a mount of the hierarchy (v2, or v1 with controllers ctls):
- * a new one, or the slot of an earlier mount of the same hierarchy that
- * did not show our cgroup.  NULL if a usable mount is already known. */
-static struct cg_hier *add_hier(int version, unsigned ctls)
-{
-	struct cg_hier *h = NULL;
-
-	for (size_t j = 0; j < S.n && !h; j++)
-		if (S.h[j].version == version && (version == 2 || (S.h[j].ctls & ctls)))
-			h = &S.h[j];
-	if (h && h->own[0])
-		return NULL;
-	if (!h && S.n == CG_MAX_HIER)
-		return NULL;
-	if (!h)
-		h = &S.h[S.n++];
-	memset(h, 0, sizeof(*h));
-	h->version = version;
-	h->ctls = ctls;
-	h->parent_fd = -1;
-	return h;
-}
-
-/* One mountinfo line: "36 35 98:0 ROOT MOUNTPOINT opts [tags] - FSTYPE SRC SUPEROPTS". */
-static void add_mount(char *line, const struct own_paths *o)
-{
-	char *f[6], *sep, *save = NULL, *fs, *superopts, *tok;
-	const char *cgpath = NULL;
-	struct cg_hier *h;
-	unsigned mask = 0;
-	int i;
-
-	sep = strstr(line, " - ");
-	if (!sep)
-		return;
-	*sep = '\0';
-	fs = strtok_r(sep + 3, " ", &save);
-	(void)strtok_r(NULL, " ", &save);
-	superopts = strtok_r(NULL, " ", &save);
-	if (!fs || !superopts || (strcmp(fs, "cgroup") && strcmp(fs, "cgroup2")))
-		return;
-	save = NULL;
-	for (i = 0; i < 6; i++)
-		if (!(f[i] = strtok_r(i ? NULL : line, " ", &save)))
-			return;
-	unescape(f[3]);
-	unescape(f[4]);
-
-	if (!strcmp(fs, "cgroup2")) {
-		if (!(h = add_hier(2, 0)))
-			return;
-		if (!o->have_v2 || own_dir(f[4], f[3], o->v2, h->own, sizeof(h->own)) < 0) {
-			cg_msg(h->why, sizeof(h->why), "%s: our cgroup is not visible in this mount", f[4]);
-			return;
-		}
-		/* If warden moved itself (cgroup_v2.c) and discovery runs again,
-		 * our own cgroup is still the one above the leaf it moved to. */
-		if (strlen(h->own) > 18 && !strcmp(h->own + strlen(h->own) - 18, "/warden.supervisor"))
-			h->own[strlen(h->own) - 18] = '\0';
-	} else {
-		save = NULL;
-		for (tok = strtok_r(superopts, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-			for (size_t j = 0; j < ARRAY_SIZE(v1_ctls); j++)
-				if (!strcmp(tok, v1_ctls[j].name)) {
-					mask |= v1_ctls[j].bit;
-					if (!cgpath && o->have_v1[j])
-						cgpath = o->v1[j];
-				}
-		if (!mask || !(h = add_hier(1, mask)))
-			return;
-		if (!cgpath || own_dir(f[4], f[3], cgpath, h->own, sizeof(h->own)) < 0) {
-			cg_msg(h->why, sizeof(h->why), "%s: our cgroup is not visible in this mount", f[4]);
-			return;
-		}
-	}
-	if (snprintf(h->parent, sizeof(h->parent), "%s/warden", h->own) >= (int)sizeof(h->parent)) {
-		cg_msg(h->why, sizeof(h->why), "path too long");
-		h->own[0] = '\0';
-	}
-}
-
-void cg_discover_from(const char *mountinfo, const char *self_cgroup)
-{
-	_cleanup_free_ char *mi = xstrdup(mountinfo), *sc = xstrdup(self_cgroup);
-	_cleanup_free_ struct own_paths *o = xmalloc(sizeof(*o));
-	char *line, *save = NULL;
-
-	cg_reset();
-	S.done = true;
-	parse_own_paths(sc, o);
-	for (line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		add_mount(line, o);
-	/* v2 first: if it has to move warden (cgroup_v2.c), it does so before
-	 * any v1 work; v2 also wins the choice when it offers a controller. */
-	for (size_t i = 0; i < S.n; i++)
-		if (S.h[i].version == 2 && S.h[i].own[0])
-			backend(&S.h[i])->setup(&S.h[i]);
-	for (size_t i = 0; i < S.n; i++)
-		if (S.h[i].version == 1 && S.h[i].own[0])
-			backend(&S.h[i])->setup(&S.h[i]);
-}
-
-static void discover(void)
-{
-	_cleanup_free_ char *mi = NULL, *sc = NULL;
-
-	if (S.done)
-		return;
-	if (read_file_str("/proc/self/mountinfo", 1 << 22, &mi, NULL) < 0 ||
-	    read_file_str("/proc/self/cgroup", 1 << 16, &sc, NULL) < 0) {
-		S.done = true;        /* no procfs: every limit falls back */
-		return;
-	}
-	cg_discover_from(mi, sc);
-}
-
-void cg_reset(void)
-{
-	for (size_t i = 0; i < S.n; i++)
-		if (S.h[i].parent_fd >= 0)
-			close(S.h[i].parent_fd);
-	memset(&S, 0, sizeof(S));
-}
-
 /* ---- backend choice ---- */
 
 static unsigned ctl_of(int version, enum wlimit_kind k)
@@ -445,8 +94,8 @@ static unsigned ctl_of(int version, enum wlimit_kind k)
 static struct cg_hier *choose(enum wlimit_kind k)
 {
 	for (int version = 2; version >= 1; version--)
-		for (size_t i = 0; i < S.n; i++) {
-			struct cg_hier *h = &S.h[i];
+		for (size_t i = 0; i < cg_S.n; i++) {
+			struct cg_hier *h = &cg_S.h[i];
 
 			if (h->version != version || h->parent_fd < 0)
 				continue;
@@ -506,7 +155,7 @@ static int add_dir(struct wcg *cg, struct cg_hier *h, const char *name, unsigned
 		/* Our parent was removed under us (a cleanup between runs):
 		 * make it again, once. */
 		close(h->parent_fd);
-		backend(h)->setup(h);
+		cg_backend_of(h)->setup(h);
 		errno = ENOENT;
 		r = h->parent_fd < 0 ? -1 : mkdirat(h->parent_fd, name, 0755);
 	}
@@ -517,12 +166,12 @@ static int add_dir(struct wcg *cg, struct cg_hier *h, const char *name, unsigned
 		return werr_set(err, errno, "creating cgroup %s/%s", h->parent, name);
 	}
 	/* Count it before anything else can fail, so wcg_destroy removes it. */
-	d->be = backend(h);
+	d->be = cg_backend_of(h);
 	d->ctls = ctls;
 	d->path = xasprintf("%s/%s", h->parent, name);
 	d->fd = openat(h->parent_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cg->n++;
-	S.created = true;
+	cg_S.created = true;
 	if (d->fd < 0)
 		return werr_set(err, errno, "opening cgroup %s", d->path);
 	return d->be->set_limits(d->fd, d->path, ctls, lim, err);
@@ -542,7 +191,7 @@ int wcg_create(const char *name, const struct wlimits *lim, struct wcg **out,
 	if (!name_ok(name))
 		return werr_set(err, EINVAL, "invalid cgroup name '%s' (use letters, digits, '.', '_', '-')",
 		                name ? name : "(null)");
-	discover();
+	cg_discover();
 	cg = xcalloc(1, sizeof(*cg));
 	for (k = 0; k < WLIM__N; k++) {
 		struct cg_hier *h = choose((enum wlimit_kind)k);
@@ -559,12 +208,12 @@ int wcg_create(const char *name, const struct wlimits *lim, struct wcg **out,
 		 * mask keeps only controllers the hierarchy really has (v2 CPU
 		 * time may come without the cpu controller, see choose()). */
 		if (h && (req || k == WLIM_MEMORY || k == WLIM_CPU_TIME)) {
-			use[h - S.h] = true;
-			want[h - S.h] |= ctl_of(h->version, (enum wlimit_kind)k) & h->ctls;
+			use[h - cg_S.h] = true;
+			want[h - cg_S.h] |= ctl_of(h->version, (enum wlimit_kind)k) & h->ctls;
 		}
 	}
-	for (size_t i = 0; i < S.n; i++)
-		if (use[i] && add_dir(cg, &S.h[i], name, want[i], lim, err) < 0)
+	for (size_t i = 0; i < cg_S.n; i++)
+		if (use[i] && add_dir(cg, &cg_S.h[i], name, want[i], lim, err) < 0)
 			return -1;            /* the cleanup removes what was made */
 	*out = steal_pointer(&cg);
 	return 0;
@@ -774,7 +423,7 @@ static bool owner_gone(const char *name)
 	/* Our own pid: the groups are ours unless we have made none yet, in
 	 * which case they belong to a dead warden whose pid we inherited. */
 	if (pid == getpid())
-		return !S.created;
+		return !cg_S.created;
 	/* EPERM means alive (another user's); only ESRCH means gone.  Pids
 	 * are those of our pid namespace: wardens sharing a cgroup are
 	 * assumed to share it too. */
@@ -797,9 +446,9 @@ static bool gone_owner(const char *name, long unused)
 /* Kill and remove every "warden-*" group that match() selects. */
 static void gc_where(bool (*match)(const char *name, long arg), long arg)
 {
-	discover();
-	for (size_t i = 0; i < S.n; i++) {
-		const struct cg_hier *h = &S.h[i];
+	cg_discover();
+	for (size_t i = 0; i < cg_S.n; i++) {
+		const struct cg_hier *h = &cg_S.h[i];
 		struct dirent *e;
 		DIR *dir;
 		int fd;
@@ -818,8 +467,8 @@ static void gc_where(bool (*match)(const char *name, long arg), long arg)
 				continue;
 			gfd = openat(h->parent_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			path = xasprintf("%s/%s", h->parent, e->d_name);
-			kill_group(gfd, backend(h));
-			if (remove_group(path, gfd, backend(h)) < 0)
+			kill_group(gfd, cg_backend_of(h));
+			if (remove_group(path, gfd, cg_backend_of(h)) < 0)
 				wlog_warn("could not remove leftover cgroup %s: %s", path, strerror(errno));
 		}
 		closedir(dir);
@@ -842,11 +491,11 @@ static void why_not(enum wlimit_kind k, char *out, size_t len)
 {
 	const struct cg_hier *v2 = NULL, *v1 = NULL;
 
-	for (size_t i = 0; i < S.n; i++) {
-		if (S.h[i].version == 2)
-			v2 = &S.h[i];
-		else if (S.h[i].ctls & ctl_of(1, k))
-			v1 = &S.h[i];
+	for (size_t i = 0; i < cg_S.n; i++) {
+		if (cg_S.h[i].version == 2)
+			v2 = &cg_S.h[i];
+		else if (cg_S.h[i].ctls & ctl_of(1, k))
+			v1 = &cg_S.h[i];
 	}
 	if (v1)
 		cg_msg(out, len, "cgroup v1: %s", v1->why);
@@ -864,7 +513,7 @@ void wcg_probe(struct wcg_probe *pr)
 	memset(pr, 0, sizeof(*pr));
 	/* The same one-time setup as wcg_create (it may create the "warden"
 	 * parents), so that what doctor reports is what a run would use. */
-	discover();
+	cg_discover();
 	for (int k = 0; k < WLIM__N; k++) {
 		const struct cg_hier *h = choose((enum wlimit_kind)k);
 
@@ -876,8 +525,8 @@ void wcg_probe(struct wcg_probe *pr)
 			why_not((enum wlimit_kind)k, pr->where[k], sizeof(pr->where[k]));
 		}
 	}
-	for (size_t i = 0; i < S.n; i++) {
-		const struct cg_hier *h = &S.h[i];
+	for (size_t i = 0; i < cg_S.n; i++) {
+		const struct cg_hier *h = &cg_S.h[i];
 		_cleanup_close_ int fd = -1;
 
 		if (h->version != 2)

@@ -35,116 +35,36 @@
 #include "session.h"
 #include "sv.h"
 #include "warden/cmd.h"
+#include "warden/log.h"
 #include "warden/util.h"
-
-#define BROKER_FD 3
-#define OUT_HIGH (8u * 1024 * 1024)    /* stop reading jails' output above this */
-#define OUT_LOW (1u * 1024 * 1024)     /* and start again below this */
-#define OUT_DEAD (64u * 1024 * 1024)   /* a broker this far behind is not reading */
-
-/* --- the loop's plumbing ---------------------------------------------------- */
-
-void sv_watch(struct sv *sv, struct sv_src *src, int fd, uint32_t events,
-              void (*cb)(struct sv *, struct sv_src *, uint32_t), void *ctx)
-{
-	struct epoll_event ev = { .events = events, .data.ptr = src };
-
-	src->fd = fd;
-	src->cb = cb;
-	src->ctx = ctx;
-	if (fd >= 0 && epoll_ctl(sv->ep, EPOLL_CTL_ADD, fd, &ev) < 0)
-		wlog_warn("epoll: %s", strerror(errno));
-}
-
-void sv_rearm(struct sv *sv, struct sv_src *src, uint32_t events)
-{
-	struct epoll_event ev = { .events = events, .data.ptr = src };
-
-	if (src->fd >= 0)
-		epoll_ctl(sv->ep, EPOLL_CTL_MOD, src->fd, &ev);
-}
-
-void sv_unwatch(struct sv *sv, struct sv_src *src)
-{
-	if (src->fd < 0)
-		return;
-	epoll_ctl(sv->ep, EPOLL_CTL_DEL, src->fd, NULL);
-	close(src->fd);
-	src->fd = -1;
-}
 
 static void quit(struct sv *sv, int status)
 {
-	if (!sv->quitting)
-		sv->exit_status = status;
-	sv->quitting = true;
+	wloop_quit(&sv->loop, status);
 }
 
-void sv_send_begin(struct sv *sv)
+static void on_broker(struct wloop *l, struct wsrc *src, uint32_t events)
 {
-	(void)sv;
-}
-
-void sv_send_end(struct sv *sv, int rc, struct werr *err)
-{
-	struct werr ferr = { 0 };
-
-	if (rc < 0) {
-		wlog_error("internal: %s", err->msg);
-		quit(sv, 125);
-		return;
-	}
-	if (sv->broker.fd < 0)
-		return;
-	if (wconn_flush(&sv->broker, &ferr) < 0) {
-		quit(sv, 125);
-		return;
-	}
-	if (sv->broker.out.len > OUT_DEAD) {
-		wlog_error("the broker stopped reading (%zu bytes queued); ending it", sv->broker.out.len);
-		quit(sv, 125);
-		return;
-	}
-	if (sv->broker.out.len && !sv->broker_writable_armed) {
-		sv_rearm(sv, &sv->broker_src, EPOLLIN | EPOLLOUT);
-		sv->broker_writable_armed = true;
-	}
-}
-
-bool sv_broker_behind(const struct sv *sv)
-{
-	return sv->broker.out.len > OUT_HIGH;
-}
-
-static void on_broker(struct sv *sv, struct sv_src *src, uint32_t events)
-{
+	struct sv *sv = sv_of(l);
 	struct werr err = { 0 };
 	struct wmsg m;
 	int rc;
 
-	if (events & EPOLLOUT) {
-		if (wconn_flush(&sv->broker, &err) < 0) {
-			quit(sv, 125);
-			return;
-		}
-		if (!sv->broker.out.len) {
-			sv_rearm(sv, src, EPOLLIN);
-			sv->broker_writable_armed = false;
-		}
-		if (sv->broker.out.len < OUT_LOW)
-			sess_resume_output(sv);
-	}
+	if ((events & EPOLLOUT) && wloop_peer_writable(l))
+		sess_resume_output(sv);
+	if (sv->loop.quitting)
+		return;
 	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
 		return;
 	if (wconn_fill(&sv->broker, &err) < 0) {
 		/* EOF: the broker is gone; its exit status comes by pidfd */
-		sv_rearm(sv, src, 0);
+		wloop_rearm(&sv->loop, src, 0);
 		if (!sv->broker.eof)
 			quit(sv, 125);
 		sess_close_all(sv, "the broker ended");
 		return;
 	}
-	while (!sv->quitting && (rc = wconn_next(&sv->broker, &m, &err)) != 0) {
+	while (!sv->loop.quitting && (rc = wconn_next(&sv->broker, &m, &err)) != 0) {
 		if (rc < 0 || sv_dispatch(sv, &m) < 0) {
 			if (rc < 0)
 				wlog_error("malformed frame from the broker: %s; ending it", err.msg);
@@ -158,19 +78,21 @@ static void on_broker(struct sv *sv, struct sv_src *src, uint32_t events)
 	}
 }
 
-static void on_broker_exit(struct sv *sv, struct sv_src *src, uint32_t events)
+static void on_broker_exit(struct wloop *l, struct wsrc *src, uint32_t events)
 {
+	struct sv *sv = sv_of(l);
 	siginfo_t si = { 0 };
 
 	while (syscall(SYS_waitid, P_PIDFD, src->fd, &si, WEXITED, NULL) < 0 && errno == EINTR)
 		;
-	sv_unwatch(sv, src);
+	wloop_unwatch(&sv->loop, src);
 	sv->broker_pid = 0;
 	quit(sv, si.si_code == CLD_EXITED ? si.si_status : 128 + si.si_status);
 }
 
-static void on_signal(struct sv *sv, struct sv_src *src, uint32_t events)
+static void on_signal(struct wloop *l, struct wsrc *src, uint32_t events)
 {
+	struct sv *sv = sv_of(l);
 	struct signalfd_siginfo si;
 
 	while (read(src->fd, &si, sizeof(si)) == sizeof(si)) {
@@ -180,101 +102,7 @@ static void on_signal(struct sv *sv, struct sv_src *src, uint32_t events)
 	}
 }
 
-/* --- EDIT ------------------------------------------------------------------ */
-
-/* The user's own editor, as the user, on a private copy of the code.  The
- * text comes from the broker (so from the model): it is only ever data in a
- * file, never part of a command line.  Documented in SECURITY.md: an
- * editor that executes modelines would act on that data. */
-int sv_edit(struct sv *sv, const char *text, char **out, struct werr *err)
-{
-	char dir[] = "/tmp/warden-edit-XXXXXX", path[64];
-	size_t len = 0;
-	int fd, status = 0;
-	pid_t pid;
-
-	*out = NULL;
-	if (!mkdtemp(dir))
-		return werr_set(err, errno, "creating a directory for the editor");
-	snprintf(path, sizeof(path), "%s/block.txt", dir);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 || write_all(fd, text, strlen(text)) < 0) {
-		werr_set(err, errno, "writing %s", path);
-		goto out;
-	}
-	close(fd);
-	fd = -1;
-	pid = fork();
-	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGQUIT, SIG_DFL);
-		execl("/bin/sh", "sh", "-c", "exec ${VISUAL:-${EDITOR:-vi}} \"$1\"", "sh", path,
-		      (char *)NULL);
-		_exit(127);
-	}
-	if (pid < 0) {
-		werr_set(err, errno, "starting the editor");
-		goto out;
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		werr_set(err, 0, "the editor ($VISUAL/$EDITOR) failed; the code was not changed");
-		goto out;
-	}
-	if (read_file_buf(path, WPROTO_CODE_MAX, out, &len, err) < 0)
-		goto out;
-	if (len > WPROTO_CODE_MAX || memchr(*out, '\0', len)) {
-		free(*out);
-		*out = NULL;
-		werr_set(err, 0, "the edited code is too large or holds a NUL byte");
-	}
-out:
-	if (fd >= 0)
-		close(fd);
-	unlink(path);
-	rmdir(dir);
-	(void)sv;
-	return *out ? 0 : -1;
-}
-
 /* --- starting the broker ---------------------------------------------------- */
-
-/* One watchdog for the server's cgroups: when the server is gone, for any
- * reason, it kills and removes every "warden-<server pid>-*" group. */
-static int start_watchdog(void)
-{
-	int p[2];
-	pid_t owner = getpid(), pid;
-
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		sigset_t all;
-		char c;
-		setsid();
-		sigfillset(&all);
-		sigprocmask(SIG_SETMASK, &all, NULL);
-		close(p[1]);
-		for (int fd = 0; fd < 3; fd++)
-			if (fd != 2)
-				close(fd);
-		while (read(p[0], &c, 1) < 0 && errno == EINTR)
-			;
-		wcg_gc_owner(owner);
-		_exit(0);
-	}
-	close(p[0]);
-	if (pid < 0) {
-		close(p[1]);
-		return -1;
-	}
-	return p[1];
-}
 
 /* --- the command line --------------------------------------------------------- */
 
@@ -516,7 +344,7 @@ static int run_server(int argc, char **argv, bool chat)
 	sigset_t mask;
 	struct rlimit rl;
 
-	sv->ep = -1;
+	sv->loop.ep = -1;
 	sv->broker.fd = -1;
 	if (parse_sv_opts(argc, argv, chat, &o, &rest, &n_rest) < 0) {
 		free(sv);
@@ -542,7 +370,7 @@ static int run_server(int argc, char **argv, bool chat)
 	sv->chat = chat;
 	sv->edit_ok = chat && isatty(0) && isatty(1);
 	wcg_gc();
-	watchdog = start_watchdog();
+	watchdog = wreaper_start_server();
 
 	/* The signals we act on come through a signalfd.  In chat, Ctrl-C is
 	 * the broker's (it interrupts a block or the model), never ours. */
@@ -581,34 +409,31 @@ static int run_server(int argc, char **argv, bool chat)
 		wlog_error("%s", err.msg);
 		goto out;
 	}
-	sv->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (wloop_init(&sv->loop, &err) < 0) {
+		wlog_error("%s", err.msg);
+		close(sp[0]);
+		goto out;
+	}
 	fcntl(sp[0], F_SETFL, O_NONBLOCK);
 	wconn_init(&sv->broker, sp[0]);
 	sp[0] = -1;
-	sv_watch(sv, &sv->broker_src, sv->broker.fd, EPOLLIN, on_broker, NULL);
+	wloop_watch(&sv->loop, &sv->broker_src, sv->broker.fd, EPOLLIN, on_broker, sv);
+	wloop_peer(&sv->loop, &sv->broker, &sv->broker_src);
 	pidfd = (int)syscall(SYS_pidfd_open, sv->broker_pid, 0);
-	sv_watch(sv, &sv->broker_pid_src, pidfd, EPOLLIN, on_broker_exit, NULL);
-	sv_watch(sv, &sv->sig_src, signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK), EPOLLIN,
-	         on_signal, NULL);
+	wloop_watch(&sv->loop, &sv->broker_pid_src, pidfd, EPOLLIN, on_broker_exit, sv);
+	wloop_watch(&sv->loop, &sv->sig_src, signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK), EPOLLIN,
+	            on_signal, sv);
 
-	while (!sv->quitting) {
-		struct epoll_event evs[32];
-		int n = epoll_wait(sv->ep, evs, ARRAY_SIZE(evs), -1);
-
-		if (n < 0 && errno != EINTR)
+	while (!sv->loop.quitting) {
+		if (wloop_wait(&sv->loop, -1) < 0)
 			break;
-		for (int i = 0; i < n && !sv->quitting; i++) {
-			struct sv_src *src = evs[i].data.ptr;
-			if (src->fd >= 0)
-				src->cb(sv, src, evs[i].events);
-		}
 		while (sv->grave) {
 			struct sv_jail *j = sv->grave;
 			sv->grave = j->grave_next;
 			free(j);
 		}
 	}
-	status = sv->exit_status;
+	status = sv->loop.exit_status;
 out:
 	sess_close_all(sv, "warden is exiting");
 	while (sv->grave) {
@@ -627,7 +452,7 @@ out:
 	if (sv->broker.fd >= 0)
 		wconn_flush(&sv->broker, &err);
 	wconn_free(&sv->broker);
-	closep(&sv->ep);
+	wloop_free(&sv->loop);
 	closep(&watchdog);
 	waudit_close(sv->audit);
 	for (size_t i = 0; i < sv->n_pols; i++)

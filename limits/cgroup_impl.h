@@ -1,4 +1,4 @@
-/* Internal interface between supervisor/cgroup.c (discovery, backend choice,
+/* Internal interface between limits/cgroup.c (discovery, backend choice,
  * struct wcg) and the two backends, cgroup_v1.c and cgroup_v2.c.  Not part
  * of the public API (include/warden/cgroup.h); the unit test uses it to
  * exercise the backends on a fake tree and to reset the per-process cache.
@@ -101,5 +101,18 @@ void cg_discover_from(const char *mountinfo, const char *self_cgroup);
 /* Test hook: forget the per-process discovery cache (closes its fds), so
  * that the next call discovers again (e.g. after dropping privileges). */
 void cg_reset(void);
+
+/* What discovery found (cgroup_discover.c), for cgroup.c. */
+struct cg_state {
+	bool done;
+	bool created;           /* this process made a group (see wcg_gc) */
+	size_t n;
+	struct cg_hier h[CG_MAX_HIER];
+};
+extern struct cg_state cg_S;
+/* Discover once per process (a no-op after the first call). */
+void cg_discover(void);
+/* The backend that knows h's files. */
+const struct cg_backend *cg_backend_of(const struct cg_hier *h);
 
 #endif

@@ -1,0 +1,118 @@
+/* See supervisor/jailrun.h. */
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jailrun.h"
+#include "sv.h"
+#include "warden/util.h"
+
+void jr_init(struct jailrun *r, const struct wpolicy *pol)
+{
+	memset(r, 0, sizeof(*r));
+	r->pol = pol;
+	r->reaper.fd = -1;
+	r->jl.pidfd = r->jl.notify_fd = r->jl.sync_fd = r->jl.slot_fd = -1;
+	r->killed_for = WB__N;
+}
+
+int jr_prepare(struct jailrun *r, const char *cgname, bool watchdog, struct jail_spec *spec,
+               struct werr *err)
+{
+	if (wcg_create(cgname, &r->pol->limits, &r->cg, err) < 0)
+		return -1;
+	wtiming("cgroup create");
+	r->watchdog = watchdog;
+	if (watchdog) {
+		wreaper_start(&r->reaper, r->cg);
+		wtiming("reaper");
+	}
+	r->prog = wfilter_find_prebuilt(r->pol);
+	if (!r->prog && wfilter_build(r->pol, &r->filter, err) < 0)
+		return -1;
+	wtiming("filter build");
+	spec->pol = r->pol;
+	spec->cg = r->cg;
+	spec->filter = r->filter;
+	spec->prog = r->prog;
+	/* where no cgroup can, per-process rlimits stand in (jail/enter.c) */
+	spec->rlimit_memory = wcg_mech(r->cg, WLIM_MEMORY) == WMECH_RLIMIT;
+	spec->rlimit_pids = wcg_mech(r->cg, WLIM_PIDS) == WMECH_RLIMIT;
+	return 0;
+}
+
+int jr_start(struct jailrun *r, const struct jail_spec *spec, struct werr *err)
+{
+	int rc = jail_start(spec, &r->jl, err);
+
+	if (r->filter) {   /* loaded by the child (or never): not needed again */
+		seccomp_release(r->filter);
+		r->filter = NULL;
+	}
+	return rc;
+}
+
+void jr_kill(struct jailrun *r, enum wblock_reason why)
+{
+	if (r->killed_for == WB__N)
+		r->killed_for = why;
+	if (r->jl.pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, r->jl.pidfd, SIGKILL, NULL, 0);
+	if (r->cg)
+		wcg_kill(r->cg);
+}
+
+uint64_t jr_cpu_ns(const struct jailrun *r, const struct wcg_stats *st)
+{
+	uint64_t ns = 0;
+
+	if (st->have_cpu)
+		return st->cpu_ns;
+	return sv_jail_cpu_ns(r->jl.pid, &ns) ? ns : 0;
+}
+
+void jr_reap(struct jailrun *r, siginfo_t *si, struct rusage *ru)
+{
+	memset(si, 0, sizeof(*si));
+	if (ru)
+		memset(ru, 0, sizeof(*ru));
+	while (syscall(SYS_waitid, P_PIDFD, r->jl.pidfd, si, WEXITED, ru) < 0 && errno == EINTR)
+		;
+	/* the program's real status, as init reported it (jail/init.c) */
+	jail_exit_status(&r->jl, si);
+}
+
+void jr_judge(const struct jailrun *r, const struct wcg_stats *st, bool by_driver,
+              const siginfo_t *si, int status, bool interrupted, struct wend *e)
+{
+	struct wend_facts f = {
+		.killed_for = r->killed_for, .by_driver = by_driver,
+		.code = by_driver ? 0 : si->si_code, .status = by_driver ? status : si->si_status,
+		.interrupted = interrupted, .cpu_limited = r->pol->limits.cpu_ms != 0,
+		.oom_kills = st->have_oom ? st->oom_kills : 0,
+		.pids_max_hits = st->have_pids ? st->pids_max_hits : 0,
+	};
+
+	wend_judge(&f, e);
+}
+
+void jr_end(struct jailrun *r)
+{
+	closep(&r->jl.pidfd);
+	closep(&r->jl.notify_fd);
+	closep(&r->jl.sync_fd);
+	closep(&r->jl.slot_fd);   /* reaped (or never started): its host uid is free */
+	wcg_destroy(r->cg);
+	r->cg = NULL;
+	wtiming("cgroup destroy");
+	if (r->watchdog) {
+		wreaper_stop(&r->reaper);
+		wtiming("reaper stop");
+	}
+	if (r->filter) {
+		seccomp_release(r->filter);
+		r->filter = NULL;
+	}
+}
