@@ -22,7 +22,7 @@
  * audited like every other unlisted call.  libseccomp 2.5.4 accepts
  * SCMP_ACT_NOTIFY as the default action: seccomp_load() then asks the kernel
  * for a listener (SECCOMP_FILTER_FLAG_NEW_LISTENER) and seccomp_notify_fd()
- * returns it.  wfilter_forbidden[] (jail/forbidden.c) is the one list of
+ * returns it.  wfilter_forbidden[] (policy/forbidden.c) is the one list of
  * calls the policy may never add, with the reasons, and marks the ones
  * answered ENOSYS (clone3, openat2).
  *

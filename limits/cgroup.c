@@ -50,8 +50,6 @@ struct wcg {
 	size_t n;
 };
 
-struct cg_state cg_S;
-
 const char *wmech_name(enum wmech m)
 {
 	switch (m) {

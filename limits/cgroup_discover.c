@@ -18,6 +18,15 @@
 #include "warden/util.h"
 #include "cgroup_impl.h"
 
+/* What discovery found, once per process (cgroup_impl.h). */
+struct cg_state cg_S;
+
+/* The backend of a hierarchy: chosen here, where hierarchies are found. */
+const struct cg_backend *cg_backend_of(const struct cg_hier *h)
+{
+	return h->version == 2 ? &cg_backend_v2 : &cg_backend_v1;
+}
+
 /* v1 controllers we use, in the order of own_paths.v1[]. */
 static const struct { const char *name; unsigned bit; } v1_ctls[] = {
 	{ "memory", CG_MEMORY }, { "pids", CG_PIDS }, { "cpu", CG_CPU }, { "cpuacct", CG_CPUACCT },

@@ -153,8 +153,3 @@ void cg_open_parent(struct cg_hier *h)
 	if (h->parent_fd < 0)
 		cg_msg(h->why, sizeof(h->why), "%s: %s", h->parent, strerror(errno));
 }
-
-const struct cg_backend *cg_backend_of(const struct cg_hier *h)
-{
-	return h->version == 2 ? &cg_backend_v2 : &cg_backend_v1;
-}

@@ -55,7 +55,7 @@ int wfilter_export(scmp_filter_ctx ctx, struct sock_filter **insns, size_t *len,
 
 /* The syscalls the filter can never allow, whatever the policy's allow_extra
  * says (ptrace, bpf, kexec_*, the mount API, ...): one table with the reason
- * of each (jail/forbidden.c).  None gets an ALLOW rule; those marked enosys
+ * of each (policy/forbidden.c).  None gets an ALLOW rule; those marked enosys
  * are answered ENOSYS so libc falls back to a call the filter can check
  * (clone3 -> clone, openat2 -> openat).  The policy parser and
  * wfilter_build reject allow_extra entries naming one, with its reason. */

@@ -628,7 +628,7 @@ static void test_is_forbidden(void **state)
 	assert_false(wfilter_is_forbidden(NULL));
 }
 
-/* One table of forbidden calls (jail/forbidden.c): sorted, unique, each
+/* One table of forbidden calls (policy/forbidden.c): sorted, unique, each
  * with its reason, and the calls answered ENOSYS are exactly clone3 and
  * openat2, which the filter answers so. */
 static void test_forbidden_table(void **state)

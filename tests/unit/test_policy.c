@@ -258,7 +258,7 @@ static const struct bad bad_cases[] = {
 	  "ptrace can never be allowed: it lets code inspect" },
 	{ "forbidden_mount", "{\"syscalls\": {\"allow_extra\": [@\"mount\"]}}",
 	  "mount can never be allowed" },
-	/* every forbidden call names its own reason (jail/forbidden.c), not a
+	/* every forbidden call names its own reason (policy/forbidden.c), not a
 	 * generic one: these had none before the table was shared */
 	{ "forbidden_io_uring", "{\"syscalls\": {\"allow_extra\": [@\"io_uring_setup\"]}}",
 	  "io_uring_setup can never be allowed: io_uring runs file and network operations "

@@ -5,6 +5,9 @@
  * and wfilter_build reject allow_extra entries naming any of them with the
  * reason below ("ptrace can never be allowed: <why>").
  *
+ * It lives in policy/ because it is a rule of what a policy may say; the
+ * filter below reads it, so calls point down (jail/ -> policy/) only.
+ *
  * Sorted by name (test_filter checks it).  A reason is a clause that reads
  * after "can never be allowed: ". */
 #include <string.h>

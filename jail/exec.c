@@ -1,0 +1,68 @@
+/* The last steps of a jail's child, shared by the entry order (jail/enter.c)
+ * and the jail's init (jail/init.c): report a failure and end, and step 13,
+ * execve.  Kept apart so that enter.c and init.c each call down into this
+ * file and never into each other's. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jail_impl.h"
+
+/* write(), not send(): fd is the sync socket or init's exec report pipe.
+ * One frame is one SEQPACKET message, or one atomic pipe write. */
+void jail_child_fail(int fd, uint8_t type, const struct werr *e)
+{
+	struct sync_frame f = { .type = type };
+
+	f.err = *e;
+	f.err.msg[sizeof(f.err.msg) - 1] = '\0';
+	(void)!write(fd, &f, sizeof(f));
+	_exit(type == SYNC_EXEC_FAILED ? f.err.exit_code : 125);
+}
+
+/* Step 13: execve with a PATH search done against the jail's own PATH (from
+ * envp, not warden's environment).  Reports 127 when nothing was found, 126
+ * when something was found but could not be executed. */
+void jail_exec(const struct jail_spec *spec, int sync)
+{
+	const char *prog = spec->argv[0];
+	const char *path = "/usr/local/bin:/usr/bin:/bin";
+	struct werr e = { 0 };
+	int saw_eacces = 0, last = ENOENT;
+	char buf[PATH_MAX];
+
+	if (strchr(prog, '/')) {
+		execve(prog, spec->argv, spec->envp);
+		last = errno;
+	} else {
+		for (char *const *ep = spec->envp; *ep; ep++)
+			if (!strncmp(*ep, "PATH=", 5))
+				path = *ep + 5;
+		while (*path) {
+			const char *colon = strchrnul(path, ':');
+			int n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)(colon - path),
+			                 colon == path ? "." : path, prog);
+			if (n > 0 && n < (int)sizeof(buf)) {
+				execve(buf, spec->argv, spec->envp);
+				if (errno == EACCES)
+					saw_eacces = 1;
+				else if (errno != ENOENT && errno != ENOTDIR)
+					last = errno;
+			}
+			path = *colon ? colon + 1 : colon;
+		}
+		if (saw_eacces)
+			last = EACCES;
+	}
+	if (last == ENOENT) {
+		werr_set(&e, 0, "%s: not found in the jail; is it installed under a path the "
+		         "policy binds (PATH=%s)?", prog, strchr(prog, '/') ? "-" : path);
+		e.exit_code = 127;
+	} else {
+		werr_set(&e, last, "%s: cannot execute", prog);
+		e.exit_code = 126;
+	}
+	jail_child_fail(sync, SYNC_EXEC_FAILED, &e);
+}
