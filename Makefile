@@ -39,6 +39,12 @@ $(BUILD)/%.o: %.c $(wildcard include/warden/*.h) | deps-checked
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+# supervisor/*.h are the supervisor's own headers (include/warden/ holds only
+# the interfaces between folders); its sources find them by their directory.
+$(BUILD)/supervisor/%.o: supervisor/%.c $(wildcard include/warden/*.h supervisor/*.h) | deps-checked
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
 # Built-in profiles are compiled in, so an installed warden needs no data.
 $(BUILD)/profiles.c: $(PROFILES) tools/embed-profiles.sh
 	@mkdir -p $(BUILD)
@@ -51,8 +57,8 @@ $(BUILD)/profiles.o: $(BUILD)/profiles.c
 $(BUILD)/drivers.c: $(DRIVERS) tools/embed-drivers.sh
 	@mkdir -p $(BUILD)
 	sh tools/embed-drivers.sh $(DRIVERS) > $@.tmp && mv $@.tmp $@
-$(BUILD)/drivers.o: $(BUILD)/drivers.c
-	$(CC) $(CFLAGS) -c -o $@ $<
+$(BUILD)/drivers.o: $(BUILD)/drivers.c supervisor/lang.h
+	$(CC) $(CFLAGS) -Isupervisor -c -o $@ $<
 
 $(BUILD)/broker/%.o: broker/%.c $(wildcard include/warden/*.h broker/*.h) | deps-checked
 	@mkdir -p $(dir $@)
@@ -77,9 +83,10 @@ $(BUILD)/filters.o: $(BUILD)/filters.c
 $(BUILD)/warden: $(BUILD)/supervisor/main.o $(BUILD)/filters.o $(BUILD)/libwarden.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a
+# Unit tests reach the supervisor's and the broker's own headers too.
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker $$(pkg-config --cflags cmocka) $(LDFLAGS) -o $@ $< $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS) $$(pkg-config --libs cmocka)
+	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -Isupervisor $$(pkg-config --cflags cmocka) $(LDFLAGS) -o $@ $< $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS) $$(pkg-config --libs cmocka)
 
 # Security probes are static so they need nothing from the jail's /usr.
 $(BUILD)/probes/%: tests/security/probes/%.c tests/security/probes/probe.h

@@ -79,9 +79,9 @@ python3 "$top/bench/sessions.py" "$W"
 echo
 # Costs and effects measured by the tests, which report them but never judge
 # a time (a shared machine makes thresholds flaky): judged by eye here.
-cg="$top/${BUILD:-build}/tests/test_cgroup"
+cg="$top/${BUILD:-build}/tests/test_cgroup_limits"
 if [ -x "$cg" ]; then
-	echo "cgroup cost per run (tests/unit/test_cgroup.c test_timing; was a 20 ms bound):"
+	echo "cgroup cost per run (tests/unit/test_cgroup_limits.c test_timing; was a 20 ms bound):"
 	"$cg" 2>&1 | grep 'create+destroy' | sed 's/^/  /'
 fi
 "$W" run --quiet --no-stdin --audit-log /dev/null --workspace "$ws" --cpus 0.2 --timeout 1s \

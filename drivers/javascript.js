@@ -1,4 +1,4 @@
-// warden's persistent JavaScript driver (include/warden/lang.h has the
+// warden's persistent JavaScript driver (supervisor/lang.h has the
 // protocol).  Run as `node -e <this text>` inside the jail.  Reads
 // "R <len>\n" + <len> bytes of UTF-8 code from fd 4 with the event loop (so
 // timers and callbacks of earlier blocks keep running between blocks), runs

@@ -1,4 +1,4 @@
-# warden's persistent Perl driver (include/warden/lang.h has the protocol).
+# warden's persistent Perl driver (supervisor/lang.h has the protocol).
 # Run as `perl -e <this text>` inside the jail.  Reads "R <len>\n" + <len>
 # bytes of code from fd 4, evals the block as a string in package main,
 # flushes STDOUT/STDERR and writes "D <status>\n" on fd 4.  EOF: exit 0.

@@ -1,4 +1,4 @@
-# warden's persistent Python driver (include/warden/lang.h has the protocol).
+# warden's persistent Python driver (supervisor/lang.h has the protocol).
 # Run as `python3 -u -c <this text>` inside the jail.  Reads "R <len>\n" +
 # <len> bytes of UTF-8 code from fd 4, runs the block in __main__'s globals,
 # flushes stdout/stderr and answers "D <status>\n" on fd 4.  EOF: exit 0.

@@ -1,4 +1,4 @@
-# warden's persistent R driver (include/warden/lang.h has the protocol).
+# warden's persistent R driver (supervisor/lang.h has the protocol).
 # Run as `Rscript --vanilla -e <this text>` inside the jail.  UNTESTED: R is
 # not installed where warden is developed.
 #

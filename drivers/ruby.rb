@@ -1,4 +1,4 @@
-# warden's persistent Ruby driver (include/warden/lang.h has the protocol).
+# warden's persistent Ruby driver (supervisor/lang.h has the protocol).
 # Run as `ruby -e <this text>` inside the jail.  Reads "R <len>\n" + <len>
 # bytes of UTF-8 code from fd 4, evals the block in TOPLEVEL_BINDING (local
 # variables, methods, classes and requires persist), flushes $stdout and

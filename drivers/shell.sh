@@ -1,4 +1,4 @@
-# warden's persistent shell driver (include/warden/lang.h has the protocol).
+# warden's persistent shell driver (supervisor/lang.h has the protocol).
 # Run as `bash --noprofile --norc -c <this text>` inside the jail.  Reads
 # "R <len>\n" + <len> bytes of code from fd 4, evals the block in this very
 # shell (top level, not a function: variables, functions, options, traps and

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "warden/audit.h"
+#include "audit.h"
 #include "warden/log.h"
 #include "warden/util.h"
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "warden/audit.h"
-#include "warden/cmd.h"
+#include "audit.h"
+#include "cmd.h"
 #include "warden/log.h"
 #include "warden/util.h"
 

@@ -15,10 +15,10 @@
 
 #include "warden/broker_start.h"
 #include "warden/cgroup.h"
-#include "warden/cmd.h"
+#include "cmd.h"
 #include "warden/idmap.h"
 #include "warden/jail.h"
-#include "warden/run.h"
+#include "run.h"
 #include "warden/util.h"
 
 static int bad_count;

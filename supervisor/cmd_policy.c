@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "warden/cmd.h"
+#include "cmd.h"
 #include "warden/log.h"
 #include "warden/policy.h"
 #include "warden/util.h"

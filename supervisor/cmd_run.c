@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "warden/cmd.h"
+#include "cmd.h"
 #include "warden/log.h"
-#include "warden/run.h"
+#include "run.h"
 #include "warden/util.h"
 
 enum { OPT_PROFILE = 256, OPT_POLICY, OPT_WORKSPACE, OPT_MEMORY, OPT_PIDS, OPT_CPUS,

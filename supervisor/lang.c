@@ -1,4 +1,4 @@
-/* The language table (include/warden/lang.h).  Each language starts its
+/* The language table (supervisor/lang.h).  Each language starts its
  * driver (drivers/<file>, embedded by tools/embed-drivers.sh) with the argv
  * below; "@DRIVER@" becomes the driver's source text, so nothing has to be
  * readable inside the jail but the interpreter itself.  A driver's text must
@@ -29,7 +29,7 @@
 
 #include <json-c/json.h>
 
-#include "warden/lang.h"
+#include "lang.h"
 #include "warden/util.h"
 
 /* The harness (tests/drivers/harness.py) reads these argv arrays and the

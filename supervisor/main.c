@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "warden/cmd.h"
+#include "cmd.h"
 
 static void usage(FILE *f)
 {

@@ -1,7 +1,7 @@
 /* Answering seccomp notifications.  Everything in a notification comes from
  * the jail and is hostile: only numbers are read (nr, arch, args), never
  * memory of the jail, and the answer is always the same: EPERM.  What the
- * jail can make us keep is bounded (include/warden/notify.h): at most
+ * jail can make us keep is bounded (supervisor/notify.h): at most
  * WNOTIFY_NR_MAX + 1 entries, found in O(1), and at most
  * WNOTIFY_RECORDS_MAX audit records per run or session. */
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "warden/notify.h"
+#include "notify.h"
 #include "warden/util.h"
 
 int wnotify_init(struct wnotify *w, int fd, struct waudit *audit, const char *session,

@@ -26,14 +26,14 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "warden/audit.h"
+#include "audit.h"
 #include "warden/cgroup.h"
 #include "warden/log.h"
 #include "warden/filter.h"
 #include "warden/jail.h"
-#include "warden/notify.h"
+#include "notify.h"
 #include "warden/reaper.h"
-#include "warden/run.h"
+#include "run.h"
 #include "warden/sanitize.h"
 #include "warden/util.h"
 #include "jailrun.h"

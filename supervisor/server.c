@@ -34,7 +34,7 @@
 
 #include "session.h"
 #include "sv.h"
-#include "warden/cmd.h"
+#include "cmd.h"
 #include "warden/log.h"
 #include "warden/util.h"
 

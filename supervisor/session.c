@@ -1,7 +1,7 @@
 /* Sessions and their jails (supervisor/session.h).
  *
  * A session holds at most one jail per language it has used; each jail runs
- * that language's driver (include/warden/lang.h) under warden's init, with the
+ * that language's driver (supervisor/lang.h) under warden's init, with the
  * session's policy, its own cgroup and its own seccomp listener.  A block
  * goes to the driver as "R <len>\n<code>" on the control socket and ends
  * when the driver answers "D <status>\n" -- or when the jail ends, or when

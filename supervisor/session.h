@@ -16,11 +16,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "warden/audit.h"
+#include "audit.h"
 #include "warden/cgroup.h"
 #include "warden/jail.h"
-#include "warden/lang.h"
-#include "warden/notify.h"
+#include "lang.h"
+#include "notify.h"
 #include "warden/policy.h"
 #include "warden/proto.h"
 #include "warden/reaper.h"

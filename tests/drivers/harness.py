@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Runs warden's language drivers (drivers/*) outside any jail and checks
-the protocol of include/warden/lang.h against the real interpreters.
+the protocol of supervisor/lang.h against the real interpreters.
 
     harness.py CASE LANG...     run one case for some languages
     harness.py list             the cases

@@ -14,7 +14,7 @@
 
 #include <json-c/json.h>
 
-#include "warden/lang.h"
+#include "lang.h"
 #include "warden/util.h"
 
 static void find_is(const char *name, const char *want)

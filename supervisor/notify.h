@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "warden/audit.h"
+#include "audit.h"
 #include "warden/err.h"
 
 #define WNOTIFY_AUDIT_EACH 16
