@@ -74,7 +74,7 @@ deadline = time.monotonic() + 30   # a wait for the condition, bounded
 while True:
     try:
         state = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):   # gone, or reaped while read
         print("reaped")
         break
     if time.monotonic() > deadline:
