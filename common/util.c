@@ -321,3 +321,24 @@ int mkdir_p(const char *path, int mode, struct werr *err)
 		return werr_set(err, errno, "creating directory %s", buf);
 	return 0;
 }
+
+const char *proc_stat_fields(int procfd, const char *name, char *buf, size_t len)
+{
+	char path[300];
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	if (len < 2 || snprintf(path, sizeof(path), "%s/stat", name) >= (int)sizeof(path))
+		return NULL;
+	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] ? p + 2 : NULL;
+}

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "jail_impl.h"
+#include "warden/util.h"
 
 static void report(int sync, uint8_t type, int32_t status)
 {
@@ -61,21 +62,10 @@ static bool reap(pid_t prog, int *prog_status)
  * whose parent is the program are the program's to reap. */
 static bool alive(int procfd, const char *name)
 {
-	char path[sizeof(((struct dirent *)0)->d_name) + 8], buf[256], *p;
-	ssize_t n;
-	int fd;
+	char buf[256];
+	const char *f = proc_stat_fields(procfd, name, buf, sizeof(buf));
 
-	snprintf(path, sizeof(path), "%s/stat", name);
-	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+	return f && *f != 'Z' && *f != 'X';
 }
 
 /* SIGKILL every process of the namespace but init and the program, until a

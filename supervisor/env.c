@@ -153,26 +153,14 @@ void sv_sha256_hex(const void *data, size_t len, char out[65])
  * the last ')'. */
 static bool read_stat(int procfd, const char *name, pid_t *ppid, uint64_t *ticks)
 {
-	char path[300], buf[1024];
+	char buf[1024];
 	unsigned long long v[4];
+	const char *f = proc_stat_fields(procfd, name, buf, sizeof(buf));
 	int pp;
-	ssize_t n;
-	char *p;
-	int fd;
 
-	snprintf(path, sizeof(path), "%s/stat", name);
-	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	/* after ") ": state ppid pgrp session tty tpgid flags minflt cminflt
-	 * majflt cmajflt, then utime stime cutime cstime */
-	if (!p || sscanf(p + 2, "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+	/* state ppid pgrp session tty tpgid flags minflt cminflt majflt
+	 * cmajflt, then utime stime cutime cstime */
+	if (!f || sscanf(f, "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
 	                 &pp, &v[0], &v[1], &v[2], &v[3]) != 5)
 		return false;
 	*ppid = pp;

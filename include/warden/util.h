@@ -48,6 +48,11 @@ int read_fd_buf(int fd, const char *name, size_t max, char **out, size_t *len, s
 int read_file_str(const char *path, size_t max, char **out, struct werr *err);
 /* Write a string to a file that already exists (procfs, cgroupfs). */
 int write_file_str(const char *path, const char *s, struct werr *err);
+/* /proc/NAME/stat under procfd (NAME a pid's directory), read into buf; the
+ * text after the comm field (") "), which starts with the state letter, or
+ * NULL.  comm is chosen by the process and may hold spaces or ')': it is
+ * skipped from the last ')'. */
+const char *proc_stat_fields(int procfd, const char *name, char *buf, size_t len);
 
 /* mkdir -p with mode; existing directories are fine. */
 int mkdir_p(const char *path, int mode, struct werr *err);
