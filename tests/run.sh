@@ -119,6 +119,9 @@ if [ "$(id -u)" = 0 ]; then
 		if cp -a "$build/warden" "$build/warden-broker" "$build/probes" "$stage/build/" &&
 		   cp -a "$top/tests" "$top/policy" "$top/tools" "$top/examples" "$top/drivers" "$top/supervisor" "$stage/" &&
 		   chmod -R a+rX "$stage"; then
+			# from the stage: the checkout may be where warden-test cannot
+			# go (a 0700 home), and bats starts by entering its cwd
+			cd "$stage" || failure "could not enter $stage"
 			# shellcheck disable=SC2046
 			run_tap "bats as $user (runuser)" runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
 				HOME="$(getent passwd "$user" | cut -d: -f6)" LANG=C.UTF-8 \
@@ -128,7 +131,7 @@ if [ "$(id -u)" = 0 ]; then
 		else
 			failure "could not stage the unprivileged run in $stage"
 		fi
-		rm -rf "$stage"
+		cd "$top" && rm -rf "$stage"
 	fi
 else
 	echo "# already unprivileged: the suites above ran as $(id -un)"
