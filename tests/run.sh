@@ -117,7 +117,8 @@ if [ "$(id -u)" = 0 ]; then
 		stage=$(mktemp -d /tmp/warden-unpriv.XXXXXX)
 		mkdir -p "$stage/build"
 		if cp -a "$build/warden" "$build/warden-broker" "$build/probes" "$stage/build/" &&
-		   cp -a "$top/tests" "$top/policy" "$top/tools" "$top/examples" "$top/drivers" "$top/supervisor" "$stage/" &&
+		   cp -a "$top/tests" "$top/policy" "$top/tools" "$top/examples" "$top/drivers" "$top/supervisor" \
+			"$top/man" "$top/completion" "$stage/" &&
 		   chmod -R a+rX "$stage"; then
 			# shellcheck disable=SC2046
 			run_tap "bats as $user (runuser)" runuser -u "$user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
