@@ -106,6 +106,17 @@ section "command-line and security tests ($(id -un))"
 # shellcheck disable=SC2046
 run_tap "bats ($(id -un))" bats --tap $(suites "$top")
 
+# The Debian package: built, installed with dpkg -i, used and purged.  It
+# changes this machine's packages, so it runs as root only, never twice.
+section "package tests"
+if [ "$(id -u)" = 0 ]; then
+	run_tap "bats package (root)" bats --tap "$top"/tests/package/*.bats
+elif [ "$must" = 1 ]; then
+	failure "tests/package/*.bats need root (dpkg -i): run make test as root"
+else
+	echo "ok - package tests # SKIP they need root (dpkg -i)"; echo skip >>"$log"
+fi
+
 # The same suites as an unprivileged user: user namespaces, no cgroup
 # delegation, rlimit fallbacks.  Files are copied where that user can read.
 section "unprivileged tests"
