@@ -97,7 +97,8 @@ probes: $(PROBE_BIN)
 unit: $(UNIT_BIN)
 
 # Dependencies: install when root, else print the exact command (tools/deps.sh).
-deps-checked: $(BUILD)/.deps-ok
+# NO_DEPS=1: the caller provides the dependencies (debian/rules).
+deps-checked: $(if $(NO_DEPS),,$(BUILD)/.deps-ok)
 $(BUILD)/.deps-ok: tools/deps.sh
 	@sh tools/deps.sh
 	@mkdir -p $(BUILD) && touch $@
@@ -126,11 +127,18 @@ asan:
 asan-unit:
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT="$(SAN_OPT)" LDFLAGS="-fsanitize=address,undefined" HARDEN="" unit
 
+# FHS layout under PREFIX: bin/warden, libexec/warden/warden-broker (found
+# by warden relative to its own path), man pages, completions, examples.
+# tools/install.sh holds the one list both targets use.
+INSTALL_VARS = DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" BUILD="$(BUILD)" \
+               $(if $(ZSHCOMPDIR),ZSHCOMPDIR="$(ZSHCOMPDIR)")
 install: $(BUILD)/warden $(BUILD)/warden-broker
-	install -D -m 0755 $(BUILD)/warden $(DESTDIR)$(PREFIX)/bin/warden
+	@$(INSTALL_VARS) sh tools/install.sh install
+uninstall:
+	@$(INSTALL_VARS) sh tools/install.sh uninstall
 
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: all test demo bench asan asan-unit install clean deps deps-checked probes unit fuzz
+.PHONY: all test demo bench asan asan-unit install uninstall clean deps deps-checked probes unit fuzz
 .DELETE_ON_ERROR:

@@ -106,6 +106,17 @@ section "command-line and security tests ($(id -un))"
 # shellcheck disable=SC2046
 run_tap "bats ($(id -un))" bats --tap $(suites "$top")
 
+# The Debian package: built, installed with dpkg -i, used and purged.  It
+# changes this machine's packages, so it runs as root only, never twice.
+section "package tests"
+if [ "$(id -u)" = 0 ]; then
+	run_tap "bats package (root)" bats --tap "$top"/tests/package/*.bats
+elif [ "$must" = 1 ]; then
+	failure "tests/package/*.bats need root (dpkg -i): run make test as root"
+else
+	echo "ok - package tests # SKIP they need root (dpkg -i)"; echo skip >>"$log"
+fi
+
 # The same suites as an unprivileged user: user namespaces, no cgroup
 # delegation, rlimit fallbacks.  Files are copied where that user can read.
 section "unprivileged tests"
@@ -117,7 +128,8 @@ if [ "$(id -u)" = 0 ]; then
 		stage=$(mktemp -d /tmp/warden-unpriv.XXXXXX)
 		mkdir -p "$stage/build"
 		if cp -a "$build/warden" "$build/warden-broker" "$build/probes" "$stage/build/" &&
-		   cp -a "$top/tests" "$top/policy" "$top/tools" "$top/examples" "$top/drivers" "$top/supervisor" "$stage/" &&
+		   cp -a "$top/tests" "$top/policy" "$top/tools" "$top/examples" "$top/drivers" "$top/supervisor" \
+			"$top/man" "$top/completion" "$stage/" &&
 		   chmod -R a+rX "$stage"; then
 			# from the stage: the checkout may be where warden-test cannot
 			# go (a 0700 home), and bats starts by entering its cwd
