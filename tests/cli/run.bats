@@ -35,6 +35,19 @@ teardown() { common_teardown; }
 	[ "${#lines[@]}" -eq 1 ]
 }
 
+# Issue 13: the message printed the PATH after the search had used it up
+# ("PATH=" or "PATH=-").  It names the PATH searched, or the path tried.
+@test "run: not found names the PATH searched, or the path tried" {
+	run -127 "$WARDEN" run --workspace "$WS" -- no-such-program-xyz
+	[[ "$output" == *"searched PATH=/usr/local/bin:/usr/bin:/bin"* ]]
+	run -127 "$WARDEN" run --workspace "$WS" --env PATH=/opt/a:/opt/b -- no-such-program-xyz
+	[[ "$output" == *"searched PATH=/opt/a:/opt/b"* ]]
+	run -127 "$WARDEN" run --workspace "$WS" -- /opt/no/such-xyz
+	[[ "$output" == *"/opt/no/such-xyz: not found in the jail (tried /opt/no/such-xyz)"* ]]
+	[[ "$output" != *"PATH=-"* ]]
+	[ "${#lines[@]}" -eq 1 ]
+}
+
 @test "run: a program that is not executable exits 126" {
 	printf 'hello\n' > "$WS/notexec"
 	chmod 644 "$WS/notexec"
