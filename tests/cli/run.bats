@@ -178,6 +178,21 @@ while True:
 	[[ "$output" == *"PATH=/usr/local/bin:/usr/bin:/bin"* ]]
 }
 
+# Issue 13: --env 'BAD NAME=1' was accepted silently.
+@test "run: --env with a name that is not an environment name is refused, naming the option" {
+	wrun --env 'BAD NAME=1' -- /bin/true
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"--env 'BAD NAME=1'"*"not a valid environment variable name"* ]]
+	[ "${#lines[@]}" -eq 1 ]
+	wrun --env '1X=1' -- /bin/true
+	[ "$status" -eq 125 ]
+	wrun --env '=1' -- /bin/true
+	[ "$status" -eq 125 ]
+	wrun --env 'GOOD_1=1' -- /bin/sh -c 'echo "$GOOD_1"'
+	[ "$status" -eq 0 ]
+	[ "$output" = "1" ]
+}
+
 @test "run: --json writes the summary with every documented key" {
 	wrun --json "$WS.json" -- /bin/sh -c 'exit 3'
 	[ "$status" -eq 3 ]
