@@ -70,6 +70,22 @@ teardown() { common_teardown; }
 	[[ "$output" != *after* ]]
 }
 
+# Issue 13: `kill -TERM` on warden exited 137 without a word.
+@test "run: SIGTERM to warden kills the jail, says so, and exits 143 (128+SIGTERM)" {
+	"$WARDEN" run --workspace "$WS" --json "$WS.json" -- /bin/sh -c 'touch started; exec sleep 600' 2>"$WS.err" &
+	local wpid=$! rc=0
+	for _ in $(seq 400); do [ -e "$WS/started" ] && break; sleep 0.05; done
+	[ -e "$WS/started" ] || { kill -KILL "$wpid"; echo "the program never started"; false; }
+	kill -TERM "$wpid"
+	wait "$wpid" || rc=$?
+	cat "$WS.err"
+	[ "$rc" -eq 143 ]
+	grep -q "warden was asked to stop (SIGTERM) and killed the jail" "$WS.err"
+	[ "$(wc -l < "$WS.err")" -eq 1 ]
+	grep -q '"exit_status":143' <(tr -d ' \n' < "$WS.json")
+	rm -f "$WS.err" "$WS.json"
+}
+
 @test "run: abort() exits 134 (128+SIGABRT), as outside a jail" {
 	wrun -- /usr/bin/python3 -c 'import os; os.abort()'
 	[ "$status" -eq 134 ]
