@@ -240,6 +240,22 @@ JSON
 	[[ "$output" == *"unknown command %nope"* ]]
 }
 
+# Issue 13: %profile strict was refused without naming --allow-profile,
+# and `warden chat --help` did not list it.
+@test "chat: a refused %profile names --allow-profile, which chat --help lists" {
+	fake_llm <<'JSON'
+[{"text": "hi"}]
+JSON
+	run bash -c "printf '%%profile strict\n' | timeout -k 5 60 '$WARDEN' chat --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key k"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"not one of the profiles allowed"*"--allow-profile strict"* ]]
+	run "$WARDEN" chat --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"--allow-profile NAME"* ]]
+	[[ "$output" == *"--allow-workspace DIR"* ]]
+	[[ "$output" == *"--workspace DIR"* ]]
+}
+
 @test "chat: the replay demo runs without a key" {
 	[ -f "$WARDEN_TOP/examples/demo.json" ]
 	cp "$WARDEN_TOP/examples/sales.csv" "$WS/"
