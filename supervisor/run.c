@@ -89,6 +89,7 @@ struct run {
 	char ws[PATH_MAX];
 	const char *home;
 	char **env;
+	struct wstrv hides;        /* warden's own files in the workspace (sv_own_hides) */
 	int out_p[2], err_p[2], in_p[2];
 	sigset_t mask, oldmask;
 	bool sig_blocked;
@@ -353,6 +354,7 @@ static int run_policy(struct run *r, struct wrun_result *res, struct werr *err)
 		return -1;
 	if (waudit_open(o->audit_log, &r->audit, err) < 0)
 		return -1;
+	sv_own_hides(r->ws, waudit_path(r->audit), &r->hides);
 	wtiming("env+audit");
 	return 0;
 }
@@ -402,6 +404,7 @@ static int run_prepare(struct run *r, struct jail_spec *spec, struct werr *err)
 	spec->workspace = r->ws;
 	spec->workspace_fd = -1;
 	spec->home = r->home;
+	spec->hide_extra = r->hides.v;
 	spec->argv = o->argv;
 	spec->envp = r->env;
 	spec->stdin_fd = o->no_stdin ? -1 : r->in_p[0];
@@ -627,6 +630,7 @@ static void run_free(struct run *r)
 	jr_end(&r->jr);   /* reaped, or never started */
 	waudit_close(r->audit);
 	sv_free_env(r->env);
+	wstrv_free(&r->hides);
 	policy_free(r->pol);
 	free(r);
 }

@@ -238,6 +238,28 @@ while True:
 	[ "$leaked" = no ]
 }
 
+# With HOME as the workspace, warden's own directories stay out of the
+# jail's reach: the config (API keys, G22), the conversations and the
+# audit log (G19).
+@test "run: warden's config, data and audit log are hidden in a workspace that holds them" {
+	mkdir -p "$WS/.config/warden" "$WS/.local/share/warden/conversations" "$WS/.local/state/warden"
+	echo '{"api_key": "sk-in-config"}' > "$WS/.config/warden/config.json"
+	echo conv-text-42 > "$WS/.local/share/warden/conversations/c.json"
+	HOME="$WS" run env -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u WARDEN_AUDIT_LOG \
+		"$WARDEN" run --quiet --workspace "$WS" --audit-log "$WS/.local/state/warden/audit.jsonl" -- \
+		/bin/sh -c 'cat .config/warden/config.json; cat .local/share/warden/conversations/c.json;
+			echo forged >> .local/state/warden/audit.jsonl; ls -A .local/state/warden; echo done'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"sk-in-config"* ]]
+	[[ "$output" != *"conv-text-42"* ]]
+	[[ "$output" == *"done"* ]]
+	run ! grep -qx forged "$WS/.local/state/warden/audit.jsonl"
+	run "$WARDEN" audit --audit-log "$WS/.local/state/warden/audit.jsonl"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"run_end"* ]]
+}
+
 # The same with the account's real HOME (as root /root, unprivileged the
 # test user's own home), found through the password database.
 @test "run: the real home directory as the workspace keeps its files" {
