@@ -354,10 +354,20 @@ static int parse_fields(json_object *root, struct serve_req *req, char *errbuf, 
 		(void)val;
 		if (!strcmp(key, "id") || !strcmp(key, "op") || word_in(def->fields, key))
 			continue;
-		char buf[40];
-		return perr(errbuf, errlen, "unknown field \"%s\" in \"%s\" (it takes: id, op%s%s)",
-		            shown(buf, key, strlen(key)), def->name, *def->fields ? ", " : "",
-		            *def->fields ? def->fields : "");
+		char buf[40], takes[80] = "id, op";
+		size_t n = strlen(takes);
+		/* def->fields is space-separated for word_in(); list it with commas */
+		for (const char *f = def->fields; *f && n + 3 < sizeof(takes); f++) {
+			if (f == def->fields || f[-1] == ' ') {
+				takes[n++] = ',';
+				takes[n++] = ' ';
+			}
+			if (*f != ' ')
+				takes[n++] = *f;
+		}
+		takes[n] = '\0';
+		return perr(errbuf, errlen, "unknown field \"%s\" in \"%s\" (it takes: %s)",
+		            shown(buf, key, strlen(key)), def->name, takes);
 	}
 
 	switch (def->op) {

@@ -43,6 +43,14 @@ void chat_save(struct chat *c)
 	if (!json_object_array_length(c->msgs))
 		return;
 	if (!c->conv_path) {
+		/* A new conversation gets a file once something answered: a chat
+		 * whose model never replied (a wrong --api-base) leaves none. */
+		bool replied = false;
+		for (size_t i = 0; i < json_object_array_length(c->msgs) && !replied; i++)
+			replied = strcmp(mstr(json_object_array_get_idx(c->msgs, i), "role") ?: "",
+			                 "user") != 0;
+		if (!replied)
+			return;
 		const char *first = NULL;
 
 		for (size_t i = 0; i < json_object_array_length(c->msgs) && !first; i++) {

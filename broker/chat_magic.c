@@ -131,7 +131,8 @@ void chat_magic(struct chat *c, char *line)
 			        l.d ? l.d : chat_profile_name(c));
 		} else if (!ok) {
 			ui_error(&c->ui, "%%profile: \"%s\" is not one of the profiles allowed when "
-			         "warden started: %s", arg, l.d ? l.d : "(none listed)");
+			         "warden started: %s; to allow it, start warden chat with "
+			         "--allow-profile %s", arg, l.d ? l.d : "(none listed)", arg);
 		} else {
 			chat_close_session(c);
 			free(c->profile);

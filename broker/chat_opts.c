@@ -74,6 +74,11 @@ const char chat_usage_text[] =
 	"  -v, --verbose\n"
 	"      --connect-timeout DUR  --idle-timeout DUR   (e.g. 10s, 2m)\n"
 	"      --oneshot              a fresh jail for every block (no state between blocks)\n"
+	"      --workspace DIR        the jail's workspace (default: .)\n"
+	"      --allow-workspace DIR  another workspace root a session may use (repeatable)\n"
+	"      --allow-profile NAME   also allow this profile for %profile (repeatable)\n"
+	"      --policy FILE          a policy file, allowed and made the default\n"
+	"      --audit-log FILE       where audit records go\n"
 	"  -h, --help\n"
 	"\n"
 	"At the prompt: %help lists the commands; Ctrl-C interrupts, Ctrl-D exits.\n";

@@ -36,6 +36,7 @@ struct xfer {
 	char *ebody;
 	size_t elen;
 	struct timespec last;        /* when the last byte arrived */
+	long os_errno;               /* the connect's errno (CURLINFO_OS_ERRNO) */
 };
 
 static long now_ms(void)
@@ -351,6 +352,7 @@ static int one_attempt(const struct http_req *r, struct curl_slist *hdrs, struct
 	*rc = curl_easy_perform(h);
 	if (!x->status)
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &x->status);
+	curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &x->os_errno);
 	curl_easy_cleanup(h);
 	x->h = NULL;
 	return 0;
@@ -406,6 +408,13 @@ int http_stream_post(const struct http_req *r, struct werr *err)
 			const char *m = errbuf[0] ? errbuf : curl_easy_strerror(rc);
 			if (x.delivered) {
 				werr_set(err, 0, "%s: connection lost in the middle of the reply: %s", who, m);
+				goto out;
+			}
+			/* Refused: the host answered that nothing listens on that
+			 * port.  Waiting will not start a server: fail at once. */
+			if (rc == CURLE_COULDNT_CONNECT && x.os_errno == ECONNREFUSED) {
+				werr_set(err, 0, "%s: %s: connection refused (nothing listens there)",
+				         who, r->url);
 				goto out;
 			}
 			if (!retryable_curl(rc) || x.status) {

@@ -28,7 +28,7 @@ void jail_child_fail(int fd, uint8_t type, const struct werr *e)
 void jail_exec(const struct jail_spec *spec, int sync)
 {
 	const char *prog = spec->argv[0];
-	const char *path = "/usr/local/bin:/usr/bin:/bin";
+	const char *path = "/usr/local/bin:/usr/bin:/bin", *searched = path;
 	struct werr e = { 0 };
 	int saw_eacces = 0, last = ENOENT;
 	char buf[PATH_MAX];
@@ -40,10 +40,13 @@ void jail_exec(const struct jail_spec *spec, int sync)
 		for (char *const *ep = spec->envp; *ep; ep++)
 			if (!strncmp(*ep, "PATH=", 5))
 				path = *ep + 5;
+		searched = path;	/* the loop below walks path to its end */
 		while (*path) {
 			const char *colon = strchrnul(path, ':');
-			int n = snprintf(buf, sizeof(buf), "%.*s/%s", (int)(colon - path),
-			                 colon == path ? "." : path, prog);
+			/* An empty entry means the current directory, as in execvp. */
+			int n = colon == path
+			        ? snprintf(buf, sizeof(buf), "./%s", prog)
+			        : snprintf(buf, sizeof(buf), "%.*s/%s", (int)(colon - path), path, prog);
 			if (n > 0 && n < (int)sizeof(buf)) {
 				execve(buf, spec->argv, spec->envp);
 				if (errno == EACCES)
@@ -56,9 +59,15 @@ void jail_exec(const struct jail_spec *spec, int sync)
 		if (saw_eacces)
 			last = EACCES;
 	}
-	if (last == ENOENT) {
-		werr_set(&e, 0, "%s: not found in the jail; is it installed under a path the "
-		         "policy binds (PATH=%s)?", prog, strchr(prog, '/') ? "-" : path);
+	if (last == ENOENT && strchr(prog, '/')) {
+		werr_set(&e, 0, "%s: not found in the jail (tried %s%s); is it under a path the "
+		         "policy binds?", prog, prog,
+		         prog[0] == '/' ? "" : " from the workspace");
+		e.exit_code = 127;
+	} else if (last == ENOENT) {
+		werr_set(&e, 0, "%s: not found in the jail (searched PATH=%s); is it installed "
+		         "under a path the policy binds, and is that path on PATH?",
+		         prog, searched);
 		e.exit_code = 127;
 	} else {
 		werr_set(&e, last, "%s: cannot execute", prog);

@@ -143,6 +143,29 @@ static int cmp_mount(const void *a, const void *b)
 	return strcmp(((const struct wmount *)a)->path, ((const struct wmount *)b)->path);
 }
 
+/* The private HOME tmpfs when HOME is the workspace or lies inside it
+ * (`cd ~ && warden run ...`, or --workspace /home): mounted, it would hide
+ * the user's files and swallow the program's writes without a word.  The
+ * workspace wins: HOME is then the user's own directory, as bound by the
+ * workspace's rule.  Nothing is exposed that the workspace did not already
+ * bind, and the workspace's hides (.ssh, .env, ...) still apply. */
+static bool home_in_workspace(const struct jail_spec *spec, const char *raw)
+{
+	_cleanup_free_ char *path = NULL, *home = NULL;
+	struct werr ignored = { 0 };
+	size_t l;
+
+	if (!spec->home || !spec->workspace ||
+	    policy_expand(raw, spec->workspace, spec->home, &path, &ignored) < 0)
+		return false;
+	home = xstrdup(spec->home);
+	for (l = strlen(path); l > 1 && path[l - 1] == '/'; l--)
+		path[l - 1] = '\0';
+	for (l = strlen(home); l > 1 && home[l - 1] == '/'; l--)
+		home[l - 1] = '\0';
+	return at_or_below(home, spec->workspace) && !strcmp(path, home);
+}
+
 int jail_plan(const struct jail_spec *spec, struct wplan *plan, struct werr *err)
 {
 	const struct wpolicy *p = spec->pol;
@@ -169,10 +192,13 @@ int jail_plan(const struct jail_spec *spec, struct wplan *plan, struct werr *err
 	if (plan_add(plan, &cap, p->workspace_writable ? WM_BIND_RW : WM_BIND_RO,
 	             "$WORKSPACE", spec, 0, false, err) < 0)
 		goto fail;
-	for (i = 0; i < p->n_tmpfs; i++)
+	for (i = 0; i < p->n_tmpfs; i++) {
+		if (home_in_workspace(spec, p->tmpfs[i].path))
+			continue;
 		if (plan_add(plan, &cap, WM_TMPFS, p->tmpfs[i].path, spec, p->tmpfs[i].size,
 		             false, err) < 0)
 			goto fail;
+	}
 	for (i = 0; i < p->hide.n; i++)
 		if (plan_add(plan, &cap, WM_HIDE, p->hide.v[i], spec, 0, true, err) < 0)
 			goto fail;

@@ -599,17 +599,23 @@ static int read_syscalls(struct pctx *c, const struct keydef *k, const char *pat
 	return 0;
 }
 
-static bool env_name_ok(const char *s)
+bool policy_env_name_ok(const char *s, size_t n)
 {
 	size_t i;
 
-	if (!((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
+	if (n == 0 || n > 128 ||
+	    !((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z') || s[0] == '_'))
 		return false;
-	for (i = 1; s[i]; i++)
+	for (i = 1; i < n; i++)
 		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
 		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
 			return false;
-	return i <= 128;
+	return true;
+}
+
+static bool env_name_ok(const char *s)
+{
+	return policy_env_name_ok(s, strlen(s));
 }
 
 static int read_env_names(struct pctx *c, const struct keydef *k, const char *path,

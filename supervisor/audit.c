@@ -20,6 +20,11 @@ struct waudit {
 	int warned;
 };
 
+const char *waudit_path(const struct waudit *a)
+{
+	return a ? a->path : NULL;
+}
+
 char *waudit_default_path(void)
 {
 	const char *st = getenv("XDG_STATE_HOME");

@@ -17,6 +17,7 @@ int waudit_open(const char *path, struct waudit **out, struct werr *err);
  * of rec.  Errors are reported once on stderr and never stop a run. */
 void waudit_emit(struct waudit *a, const char *event, json_object *rec);
 void waudit_close(struct waudit *a);
+const char *waudit_path(const struct waudit *a);   /* the file it appends to */
 /* The line waudit_emit writes (with its newline; *len counts it),
  * malloc'd.  Takes ownership of rec. */
 char *waudit_format(const char *ts, const char *event, json_object *rec, size_t *len);

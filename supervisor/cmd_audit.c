@@ -16,7 +16,8 @@ static void audit_usage(FILE *f)
 {
 	fputs("usage: warden audit [--session ID] [--denied] [--json] [--audit-log FILE]\n"
 	      "\n"
-	      "  --session ID      only the records of one run\n"
+	      "  --session ID      only the records of one run or session (a unique\n"
+	      "                    prefix of its id will do)\n"
 	      "  --denied          only denied syscalls\n"
 	      "  --json            the records as JSON lines (unchanged)\n"
 	      "  --audit-log FILE  read FILE instead of the default log\n"
@@ -202,17 +203,140 @@ static void detail(json_object *rec, const char *event, char *buf, size_t len)
 				off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "",
 				                        json_object_get_string(json_object_array_get_idx(v, i)));
 		snprintf(buf + off, off < len ? len - off : 0, ", ...) -> EPERM  #%s", jstr(rec, "count"));
-	} else if (!strcmp(event, "run_end")) {
-		snprintf(buf, len, "reason=%s exit=%s wall=%sms cpu=%sms peak=%s denied=%s",
-		         jstr(rec, "reason"), jstr(rec, "exit_status"), jstr(rec, "wall_ms"),
-		         jstr(rec, "cpu_ms"), jstr(rec, "peak_memory_bytes"),
-		         json_object_object_get_ex(rec, "denied_syscalls", &v)
-		             ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN) : "[]");
-		if (*jstr(rec, "error"))
-			snprintf(buf, len, "error: %s", jstr(rec, "error"));
+	} else if (!strcmp(event, "run_end") || !strcmp(event, "block_end")) {
+		size_t off = 0;
+		if (!strcmp(event, "block_end"))
+			off = (size_t)snprintf(buf, len, "#%s ", jstr(rec, "block"));
+		if (*jstr(rec, "error")) {
+			snprintf(buf + off, len - off, "error: %s", jstr(rec, "error"));
+			return;
+		}
+		off += (size_t)snprintf(buf + off, len - off, "reason=%s ", jstr(rec, "reason"));
+		/* run_end has the status warden exited with; block_end the
+		 * program's code or signal (a null reads as "") */
+		if (off < len && (*jstr(rec, "exit_status") || !*jstr(rec, "signal")))
+			off += (size_t)snprintf(buf + off, len - off, "exit=%s",
+			                        *jstr(rec, "exit_status") ? jstr(rec, "exit_status")
+			                                                  : jstr(rec, "exit_code"));
+		else if (off < len)
+			off += (size_t)snprintf(buf + off, len - off, "signal=%s", jstr(rec, "signal"));
+		if (off < len)
+			snprintf(buf + off, len - off, " wall=%sms cpu=%sms peak=%s denied=%s",
+			         jstr(rec, "wall_ms"), jstr(rec, "cpu_ms"), jstr(rec, "peak_memory_bytes"),
+			         json_object_object_get_ex(rec, "denied_syscalls", &v)
+			             ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN) : "[]");
+	} else if (!strcmp(event, "session_open")) {
+		snprintf(buf, len, "profile=%s workspace=%s%s", jstr(rec, "profile"),
+		         jstr(rec, "workspace"),
+		         json_object_object_get_ex(rec, "oneshot", &v) && json_object_get_boolean(v)
+		             ? " oneshot" : "");
+	} else if (!strcmp(event, "block")) {
+		/* the first line of the code, and how many more there are */
+		const char *code = jstr(rec, "code"), *nl = strchr(code, '\n');
+		size_t more = 0;
+		for (const char *q = nl; q && q[1]; q = strchr(q + 1, '\n'))
+			more++;
+		snprintf(buf, len, "#%s %s: %.*s", jstr(rec, "block"), jstr(rec, "language"),
+		         nl ? (int)(nl - code) : (int)strlen(code), code);
+		if (more) {
+			size_t off = strlen(buf);
+			snprintf(buf + off, len - off, " (+%zu line%s)", more, more == 1 ? "" : "s");
+		}
+	} else if (!strcmp(event, "denied_dropped")) {
+		snprintf(buf, len, "%s denied records left out (limit %s)", jstr(rec, "dropped"),
+		         jstr(rec, "limit"));
+	} else if (!strcmp(event, "session_close")) {
+		snprintf(buf, len, "blocks=%s why=%s", jstr(rec, "blocks"), jstr(rec, "why"));
 	} else {
-		snprintf(buf, len, "%s", json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN));
+		/* an event this version does not know: its fields as key=value */
+		size_t off = 0;
+		buf[0] = '\0';
+		json_object_object_foreach(rec, key, val) {
+			if (!strcmp(key, "ts") || !strcmp(key, "event") || !strcmp(key, "session"))
+				continue;
+			if (off < len)
+				off += (size_t)snprintf(buf + off, len - off, "%s%s=%s", off ? " " : "", key,
+				                        json_object_is_type(val, json_type_string)
+				                            ? json_object_get_string(val)
+				                            : json_object_to_json_string_ext(val, JSON_C_TO_STRING_PLAIN));
+		}
 	}
+}
+
+/* --session takes a unique prefix of a session id (the README shows one).
+ * An exact id wins; several matches are an error that lists them.  Reads
+ * the log once; malformed lines are skipped here and reported by the
+ * main pass.  Returns the id to filter on (malloc'd), or NULL after the
+ * error. */
+static char *resolve_session(FILE *f, json_tokener *tok, const char *prefix)
+{
+	char *line = NULL, **ids = NULL, *out = NULL, why[160];
+	size_t cap = 0, n = 0, plen = strlen(prefix);
+	ssize_t got;
+
+	while ((got = getline(&line, &cap, f)) >= 0) {
+		size_t len = (size_t)got;
+		json_object *rec;
+		const char *sess;
+		bool seen = false;
+
+		if (len && line[len - 1] == '\n')
+			len--;
+		rec = waudit_parse_line(tok, line, len, why, sizeof(why));
+		if (!rec)
+			continue;
+		sess = jstr(rec, "session");
+		if (*sess && !strncmp(sess, prefix, plen)) {
+			for (size_t i = 0; i < n && !seen; i++)
+				seen = !strcmp(ids[i], sess);
+			if (!seen) {
+				char **bigger = xcalloc(n + 1, sizeof(char *));
+				if (n)
+					memcpy(bigger, ids, n * sizeof(char *));
+				free(ids);
+				ids = bigger;
+				ids[n++] = xstrdup(sess);
+			}
+		}
+		json_object_put(rec);
+	}
+	free(line);
+	rewind(f);
+	for (size_t i = 0; i < n && !out; i++)
+		if (!strcmp(ids[i], prefix))
+			out = xstrdup(prefix);
+	if (!out && n <= 1)
+		out = xstrdup(n ? ids[0] : prefix);
+	if (!out) {
+		fprintf(stderr, "warden: audit: --session %s matches %zu sessions:", prefix, n);
+		for (size_t i = 0; i < n && i < 20; i++) {
+			fputc(' ', stderr);
+			for (const char *c = ids[i]; *c; c++)   /* the log's text: printable only */
+				fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c, stderr);
+		}
+		fprintf(stderr, "%s; give more of the id\n", n > 20 ? " ..." : "");
+	}
+	for (size_t i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+	return out;
+}
+
+/* A column of the table: the text escaped, never cut, padded to width. */
+static void put_col(const char *s, int width)
+{
+	int n = 0;
+
+	for (; *s; s++, n++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c == 0x7f) {
+			printf("\\x%02x", c);
+			n += 3;
+		} else {
+			putchar(c);
+		}
+	}
+	printf("%*s ", n < width ? width - n : 0, "");
 }
 
 int cmd_audit(int argc, char **argv)
@@ -226,6 +350,7 @@ int cmd_audit(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *session = NULL, *file = NULL;
+	char *session_id = NULL;
 	bool denied_only = false, as_json = false;
 	char *path, *line = NULL, det[1024];
 	size_t cap = 0;
@@ -263,8 +388,18 @@ int cmd_audit(int argc, char **argv)
 	tok = json_tokener_new();
 	if (!tok)
 		abort();
+	if (session) {
+		session_id = resolve_session(f, tok, session);
+		if (!session_id) {
+			json_tokener_free(tok);
+			fclose(f);
+			free(path);
+			return 2;
+		}
+		session = session_id;
+	}
 	if (!as_json)
-		printf("%-24s %-12s %-10s %s\n", "TIME", "SESSION", "EVENT", "DETAIL");
+		printf("%-24s %-12s %-14s %s\n", "TIME", "SESSION", "EVENT", "DETAIL");
 	/* whole lines, however long: a line cut in pieces would let the text
 	 * of one record (code, argv) be read as a record of its own */
 	while ((got = getline(&line, &cap, f)) >= 0) {
@@ -297,7 +432,9 @@ int cmd_audit(int argc, char **argv)
 			putchar('\n');
 		} else {
 			detail(rec, ev, det, sizeof(det));
-			printf("%-24.24s %-12.12s %-10.10s ", jstr(rec, "ts"), sess, ev);
+			put_col(jstr(rec, "ts"), 24);
+			put_col(sess, 12);
+			put_col(ev, 14);   /* denied_dropped, the longest name */
 			put_safe(det, 200);
 			putchar('\n');
 		}
@@ -311,6 +448,7 @@ int cmd_audit(int argc, char **argv)
 		           path, bad, BAD_REPORTED);
 	if (!shown && session)
 		wlog_warn("no records for session %s in %s", session, path);
+	free(session_id);
 	free(path);
 	return bad ? 1 : 0;
 }

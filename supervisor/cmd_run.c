@@ -8,6 +8,7 @@
 
 #include "cmd.h"
 #include "warden/log.h"
+#include "warden/policy.h"
 #include "run.h"
 #include "warden/util.h"
 
@@ -151,6 +152,13 @@ static int parse_run_args(int argc, char **argv, struct wrun_opts *o)
 		case OPT_SETENV:
 			if (o->n_env >= ARRAY_SIZE(o->env)) {
 				wlog_error("--env: at most %zu", ARRAY_SIZE(o->env));
+				return -1;
+			}
+			if (!policy_env_name_ok(optarg, strcspn(optarg, "="))) {
+				wlog_error("--env '%s': \"%.*s\" is not a valid environment variable "
+				           "name; use letters, digits and '_', not starting with a "
+				           "digit, as in --env NAME=VALUE", optarg,
+				           (int)strcspn(optarg, "="), optarg);
 				return -1;
 			}
 			o->env[o->n_env++] = optarg;

@@ -96,6 +96,38 @@ fail:
 	return NULL;
 }
 
+static bool path_within(const char *path, const char *base)
+{
+	size_t n = strlen(base);
+	return !strncmp(path, base, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+/* A workspace that holds HOME holds warden's own files too: the jail must
+ * not read the API keys in config.json (G22), the conversations, or write
+ * the audit log (G19).  Hidden like the profile's hides (jail/plan.c);
+ * a path that does not exist when the jail starts is skipped there. */
+void sv_own_hides(const char *ws, const char *audit_path, struct wstrv *out)
+{
+	struct werr ignored = { 0 };
+	char *d[3] = { sv_xdg_dir("XDG_CONFIG_HOME", ".config", &ignored),
+	               sv_xdg_dir("XDG_DATA_HOME", ".local/share", &ignored),
+	               audit_path ? xstrdup(audit_path) : NULL };
+	char *slash = d[2] ? strrchr(d[2], '/') : NULL;
+
+	/* the log's directory (nothing else of warden's is there), unless it
+	 * holds the workspace: then the log alone */
+	if (slash && slash != d[2]) {
+		*slash = '\0';
+		if (path_within(ws, d[2]))
+			*slash = '/';
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(d); i++) {
+		if (d[i] && d[i][0] == '/' && path_within(d[i], ws))
+			wstrv_push(out, d[i]);
+		free(d[i]);
+	}
+}
+
 void sv_free_env(char **env)
 {
 	if (!env)

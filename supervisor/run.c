@@ -77,6 +77,7 @@ struct run {
 	uint64_t output, output_limit;
 	bool exited, out_closed;
 	int sigints;
+	int stop_signal;           /* the signal that made warden kill the jail, or 0 */
 	uint64_t cpu_limit_ns;
 	char buf[RELAY_BUF];
 
@@ -88,6 +89,7 @@ struct run {
 	char ws[PATH_MAX];
 	const char *home;
 	char **env;
+	struct wstrv hides;        /* warden's own files in the workspace (sv_own_hides) */
 	int out_p[2], err_p[2], in_p[2];
 	sigset_t mask, oldmask;
 	bool sig_blocked;
@@ -246,6 +248,8 @@ static void on_signal(struct wloop *lp, struct wsrc *src, uint32_t events)
 			syscall(SYS_pidfd_send_signal, r->jr.jl.pidfd, SIGINT, NULL, 0);
 			continue;
 		}
+		if (!r->exited && !r->stop_signal)
+			r->stop_signal = (int)si.ssi_signo;
 		kill_jail(r, WB_SIGNALED);
 	}
 }
@@ -350,6 +354,7 @@ static int run_policy(struct run *r, struct wrun_result *res, struct werr *err)
 		return -1;
 	if (waudit_open(o->audit_log, &r->audit, err) < 0)
 		return -1;
+	sv_own_hides(r->ws, waudit_path(r->audit), &r->hides);
 	wtiming("env+audit");
 	return 0;
 }
@@ -399,6 +404,7 @@ static int run_prepare(struct run *r, struct jail_spec *spec, struct werr *err)
 	spec->workspace = r->ws;
 	spec->workspace_fd = -1;
 	spec->home = r->home;
+	spec->hide_extra = r->hides.v;
 	spec->argv = o->argv;
 	spec->envp = r->env;
 	spec->stdin_fd = o->no_stdin ? -1 : r->in_p[0];
@@ -507,6 +513,13 @@ static void run_judge(struct run *r, struct wrun_result *res)
 	res->exit_code = e.exit_code;
 	res->signal = e.signal;
 	res->exit_status = e.exit_status;
+	/* warden itself was told to stop and killed the jail: exit as a tool
+	 * killed by that signal would (128+N, as timeout(1) does), not with the
+	 * SIGKILL it sent.  A program that ended on its own keeps its status. */
+	if (r->stop_signal && r->jr.killed_for == WB_SIGNALED && e.signal == SIGKILL)
+		res->exit_status = 128 + r->stop_signal;
+	else
+		r->stop_signal = 0;
 }
 
 /* The summary (--json), run_end in the audit log, and the lines on stderr. */
@@ -541,6 +554,11 @@ static void run_report(struct run *r, struct wrun_result *res)
 	json_object_put(summary);
 	if (r->o->quiet)
 		return;
+	if (r->stop_signal)
+		wlog_error("stopped: warden was asked to stop (%s) and killed the jail "
+		           "(session %s)", r->stop_signal == SIGINT ? "Ctrl-C twice" :
+		           r->stop_signal == SIGHUP ? "SIGHUP" : r->stop_signal == SIGQUIT ?
+		           "SIGQUIT" : "SIGTERM", res->session);
 	if (res->reason != WB_EXITED && res->reason != WB_SIGNALED) {
 		char lim[32] = "";
 		if (res->reason == WB_TIMEOUT)
@@ -612,6 +630,7 @@ static void run_free(struct run *r)
 	jr_end(&r->jr);   /* reaped, or never started */
 	waudit_close(r->audit);
 	sv_free_env(r->env);
+	wstrv_free(&r->hides);
 	policy_free(r->pol);
 	free(r);
 }

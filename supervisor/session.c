@@ -76,6 +76,7 @@ int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws,
 	}
 	for (size_t i = 0; hide_extra && i < hide_extra->n; i++)
 		wstrv_push(&s->hide_extra, hide_extra->v[i]);
+	sv_own_hides(s->ws, waudit_path(sv->audit), &s->hide_extra);
 	s->env = sv_build_env(pol, NULL, 0, s->ws, sv_caller_home(), err);
 	if (!s->env) {
 		close(s->ws_fd);

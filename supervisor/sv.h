@@ -33,6 +33,13 @@ void sv_sha256_hex(const void *data, size_t len, char out[65]);
  * $HOME/fallback/warden: the caller's config and data directories. */
 char *sv_xdg_dir(const char *var, const char *fallback, struct werr *err);
 
+/* warden's own directories that lie in the workspace ws (HOME as the
+ * workspace): the config (API keys), the data (conversations) and the
+ * audit log's directory -- or the log itself when that directory holds
+ * the workspace.  Pushed onto out, to be hidden in the jail as the
+ * profile's hides are.  audit_path: the log in use, or NULL. */
+void sv_own_hides(const char *ws, const char *audit_path, struct wstrv *out);
+
 /* Start warden-broker (supervisor/broker.c): argv[1..] its mode and
  * arguments, sock its end of the socketpair (fd 3 in the broker), user the
  * broker's user when warden runs as root, files the paths the command line

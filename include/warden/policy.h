@@ -97,6 +97,11 @@ char *policy_to_json(const struct wpolicy *p);
 int policy_expand(const char *raw, const char *workspace, const char *home,
                   char **out, struct werr *err);
 
+/* The first n bytes of s are an environment variable name: letters, digits
+ * and '_', not starting with a digit, at most 128.  One rule for env.pass,
+ * env.set and `warden run --env`. */
+bool policy_env_name_ok(const char *s, size_t n);
+
 /* Built-in profile texts (generated at build time from policy/profiles). */
 struct wbuiltin_profile { const char *name; const char *json; };
 extern const struct wbuiltin_profile wbuiltin_profiles[];

@@ -240,6 +240,35 @@ JSON
 	[[ "$output" == *"unknown command %nope"* ]]
 }
 
+# Issue 13: %profile strict was refused without naming --allow-profile,
+# and `warden chat --help` did not list it.
+@test "chat: a refused %profile names --allow-profile, which chat --help lists" {
+	fake_llm <<'JSON'
+[{"text": "hi"}]
+JSON
+	run bash -c "printf '%%profile strict\n' | timeout -k 5 60 '$WARDEN' chat --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key k"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"not one of the profiles allowed"*"--allow-profile strict"* ]]
+	run "$WARDEN" chat --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"--allow-profile NAME"* ]]
+	[[ "$output" == *"--allow-workspace DIR"* ]]
+	[[ "$output" == *"--workspace DIR"* ]]
+}
+
+# Issue 13: a refused --api-base was retried for 7.5 s and an empty
+# conversation was saved anyway.
+@test "chat: a refused --api-base fails at once, naming the URL, and saves no conversation" {
+	PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	chat "hello"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"http://127.0.0.1:$PORT/v1"*"connection refused"*"--api-base"* ]]
+	[[ "$output" != *"retrying"* ]]
+	[[ "$output" != *"conversation saved"* ]]
+	[ -z "$(find "$T/data" -type f -name '*.json' 2>/dev/null)" ]
+}
+
 @test "chat: the replay demo runs without a key" {
 	[ -f "$WARDEN_TOP/examples/demo.json" ]
 	cp "$WARDEN_TOP/examples/sales.csv" "$WS/"

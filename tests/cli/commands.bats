@@ -37,6 +37,45 @@ teardown() { common_teardown; }
 	[[ "$output" == *'\x1b'* ]]
 }
 
+# Issue 13: block and session rows were raw JSON, long event names were
+# cut ("session_cl"), and --session took only a whole id.
+audit_two_sessions() {
+	{
+		printf '{"ts":"t1","event":"session_open","session":"3f2a01b2c3d4","profile":"workspace","workspace":"/w/a"}\n'
+		printf '{"ts":"t2","event":"block","session":"3f2a01b2c3d4","block":1,"language":"python","code":"print(1)\\nprint(2)","sha256":"ab"}\n'
+		printf '{"ts":"t3","event":"block_end","session":"3f2a01b2c3d4","block":1,"reason":"exited","exit_code":0,"wall_ms":12,"denied_syscalls":[]}\n'
+		printf '{"ts":"t4","event":"denied_dropped","session":"3f2a01b2c3d4","dropped":3,"limit":512}\n'
+		printf '{"ts":"t5","event":"session_close","session":"3f2a01b2c3d4","blocks":1,"why":"closed"}\n'
+		printf '{"ts":"t6","event":"session_open","session":"3f2b99887766","profile":"strict","workspace":"/w/b"}\n'
+	} > "$AUDIT"
+}
+
+@test "audit: the table summarises each event kind and never cuts the event name" {
+	audit_two_sessions
+	run "$WARDEN" audit
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *'{"'* ]]
+	[[ "$output" == *" session_close "*"blocks=1 why=closed"* ]]
+	[[ "$output" == *" denied_dropped "*"3 denied records left out"* ]]
+	[[ "$output" == *" session_open "*"profile=workspace workspace=/w/a"* ]]
+	[[ "$output" == *" block "*"#1 python: print(1) (+1 line)"* ]]
+	[[ "$output" == *" block_end "*"#1 reason=exited exit=0 wall=12ms"* ]]
+}
+
+@test "audit: --session takes a unique prefix; an ambiguous one lists the matches" {
+	audit_two_sessions
+	run "$WARDEN" audit --session 3f2a --json
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 5 ]
+	run "$WARDEN" audit --session 3f2b99887766 --json
+	[ "$status" -eq 0 ]
+	[ "${#lines[@]}" -eq 1 ]
+	run "$WARDEN" audit --session 3f2
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--session 3f2"*"3f2a01b2c3d4"*"3f2b99887766"* ]]
+}
+
 @test "doctor: reports the kernel features and starts a real jail" {
 	run "$WARDEN" doctor
 	[ "$status" -eq 0 ]

@@ -35,6 +35,19 @@ teardown() { common_teardown; }
 	[ "${#lines[@]}" -eq 1 ]
 }
 
+# Issue 13: the message printed the PATH after the search had used it up
+# ("PATH=" or "PATH=-").  It names the PATH searched, or the path tried.
+@test "run: not found names the PATH searched, or the path tried" {
+	run -127 "$WARDEN" run --workspace "$WS" -- no-such-program-xyz
+	[[ "$output" == *"searched PATH=/usr/local/bin:/usr/bin:/bin"* ]]
+	run -127 "$WARDEN" run --workspace "$WS" --env PATH=/opt/a:/opt/b -- no-such-program-xyz
+	[[ "$output" == *"searched PATH=/opt/a:/opt/b"* ]]
+	run -127 "$WARDEN" run --workspace "$WS" -- /opt/no/such-xyz
+	[[ "$output" == *"/opt/no/such-xyz: not found in the jail (tried /opt/no/such-xyz)"* ]]
+	[[ "$output" != *"PATH=-"* ]]
+	[ "${#lines[@]}" -eq 1 ]
+}
+
 @test "run: a program that is not executable exits 126" {
 	printf 'hello\n' > "$WS/notexec"
 	chmod 644 "$WS/notexec"
@@ -55,6 +68,22 @@ teardown() { common_teardown; }
 	echo "$output"
 	[ "$status" -eq 143 ]
 	[[ "$output" != *after* ]]
+}
+
+# Issue 13: `kill -TERM` on warden exited 137 without a word.
+@test "run: SIGTERM to warden kills the jail, says so, and exits 143 (128+SIGTERM)" {
+	"$WARDEN" run --workspace "$WS" --json "$WS.json" -- /bin/sh -c 'touch started; exec sleep 600' 2>"$WS.err" &
+	local wpid=$! rc=0
+	for _ in $(seq 400); do [ -e "$WS/started" ] && break; sleep 0.05; done
+	[ -e "$WS/started" ] || { kill -KILL "$wpid"; echo "the program never started"; false; }
+	kill -TERM "$wpid"
+	wait "$wpid" || rc=$?
+	cat "$WS.err"
+	[ "$rc" -eq 143 ]
+	# one line says so (unprivileged, the cgroup warning may follow)
+	[ "$(grep -c "warden was asked to stop (SIGTERM) and killed the jail" "$WS.err")" -eq 1 ]
+	grep -q '"exit_status":143' <(tr -d ' \n' < "$WS.json")
+	rm -f "$WS.err" "$WS.json"
 }
 
 @test "run: abort() exits 134 (128+SIGABRT), as outside a jail" {
@@ -163,6 +192,90 @@ while True:
 	[[ "$output" == *"FOO=bar"* ]]
 	[[ "$output" == *"LANG=C.UTF-8"* ]]
 	[[ "$output" == *"PATH=/usr/local/bin:/usr/bin:/bin"* ]]
+}
+
+# Issue 13: --env 'BAD NAME=1' was accepted silently.
+@test "run: --env with a name that is not an environment name is refused, naming the option" {
+	wrun --env 'BAD NAME=1' -- /bin/true
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"--env 'BAD NAME=1'"*"not a valid environment variable name"* ]]
+	[ "${#lines[@]}" -eq 1 ]
+	wrun --env '1X=1' -- /bin/true
+	[ "$status" -eq 125 ]
+	wrun --env '=1' -- /bin/true
+	[ "$status" -eq 125 ]
+	wrun --quiet --env 'GOOD_1=1' -- /bin/sh -c 'echo "$GOOD_1"'
+	[ "$status" -eq 0 ]
+	[ "$output" = "1" ]
+}
+
+# Issue 13: `cd ~ && warden run -- python3 s.py` could not open s.py: the
+# private HOME tmpfs was mounted over the workspace, and writes vanished.
+# When the workspace is HOME or holds it, the workspace wins.
+@test "run: a workspace that is HOME, or holds it, is not hidden by the HOME tmpfs" {
+	echo 'print("from s.py")' > "$WS/s.py"
+	HOME="$WS" run "$WARDEN" run --quiet --workspace "$WS" -- /bin/sh -c 'python3 s.py && echo kept > out.txt && echo "HOME=$HOME"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"from s.py"* ]]
+	[[ "$output" == *"HOME=$WS"* ]]
+	[ "$(cat "$WS/out.txt")" = kept ]
+	# HOME below the workspace: its files are the workspace's, visible and kept
+	mkdir "$WS/u"
+	echo secret-not > "$WS/u/note.txt"
+	HOME="$WS/u" run "$WARDEN" run --quiet --workspace "$WS" -- /bin/sh -c 'cat u/note.txt && echo k2 > "$HOME/w.txt"'
+	[ "$status" -eq 0 ]
+	[ "$output" = secret-not ]
+	[ "$(cat "$WS/u/w.txt")" = k2 ]
+	# a HOME apart from the workspace is still a private tmpfs
+	mkdir "$WS.home"
+	echo host > "$WS.home/h.txt"
+	HOME="$WS.home" run "$WARDEN" run --quiet --workspace "$WS" -- /bin/sh -c 'ls -A "$HOME"; echo j > "$HOME/j.txt"'
+	local leaked=no; [ -e "$WS.home/j.txt" ] && leaked=yes
+	rm -rf "$WS.home"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ "$leaked" = no ]
+}
+
+# With HOME as the workspace, warden's own directories stay out of the
+# jail's reach: the config (API keys, G22), the conversations and the
+# audit log (G19).
+@test "run: warden's config, data and audit log are hidden in a workspace that holds them" {
+	mkdir -p "$WS/.config/warden" "$WS/.local/share/warden/conversations" "$WS/.local/state/warden"
+	echo '{"api_key": "sk-in-config"}' > "$WS/.config/warden/config.json"
+	echo conv-text-42 > "$WS/.local/share/warden/conversations/c.json"
+	HOME="$WS" run env -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u WARDEN_AUDIT_LOG \
+		"$WARDEN" run --quiet --workspace "$WS" --audit-log "$WS/.local/state/warden/audit.jsonl" -- \
+		/bin/sh -c 'cat .config/warden/config.json; cat .local/share/warden/conversations/c.json;
+			echo forged >> .local/state/warden/audit.jsonl; ls -A .local/state/warden; echo done'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"sk-in-config"* ]]
+	[[ "$output" != *"conv-text-42"* ]]
+	[[ "$output" == *"done"* ]]
+	run ! grep -qx forged "$WS/.local/state/warden/audit.jsonl"
+	run "$WARDEN" audit --audit-log "$WS/.local/state/warden/audit.jsonl"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"run_end"* ]]
+}
+
+# The same with the account's real HOME (as root /root, unprivileged the
+# test user's own home), found through the password database.
+@test "run: the real home directory as the workspace keeps its files" {
+	local home f
+	home=$(getent passwd "$(id -u)" | cut -d: -f6)
+	[ -d "$home" ] && [ -w "$home" ] || skip_unless_works "home directory $home is not writable"
+	f="warden-home-test-$$"
+	echo "print('real home')" > "$home/$f.py"
+	run env -u HOME "$WARDEN" run --quiet --workspace "$home" -- /bin/sh -c "python3 $f.py && echo w > $f.out"
+	rm -f "$home/$f.py"
+	local out=""; [ -e "$home/$f.out" ] && out=$(cat "$home/$f.out")
+	rm -f "$home/$f.out"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"real home"* ]]
+	[ "$out" = w ]
 }
 
 @test "run: --json writes the summary with every documented key" {

@@ -173,6 +173,10 @@ static void test_op(void **state)
 	parse_bad("{\"id\":1,\"op\":\"ru\\n\"}", "unknown op \"ru?\"", true);
 	/* regression (found by fuzz_stdio): an empty key looped forever */
 	parse_bad("{\"id\":1,\"op\":\"open\",\"\":1}", "unknown field \"\"", true);
+	/* regression (issue 13): the list read "id, op, profile workspace oneshot" */
+	parse_bad("{\"id\":1,\"op\":\"open\",\"profiel\":\"x\"}",
+	          "(it takes: id, op, profile, workspace, oneshot)", true);
+	parse_bad("{\"id\":1,\"op\":\"languages\",\"x\":1}", "(it takes: id, op)", true);
 }
 
 static void test_fields(void **state)
