@@ -101,6 +101,21 @@ serve_client() {
 	serve_client many_fds --profile fds64
 }
 
+@test "serve: --max-sessions refuses an open beyond it with an error, never a failed run" {
+	serve_client max_sessions --max-sessions 3
+}
+
+@test "serve: --max-sessions beyond what the open-files limit allows fails at start, naming both" {
+	run env XDG_CONFIG_HOME="$CFG" prlimit --nofile=256 "$WARDEN" serve --stdio --workspace "$WS" \
+		--max-sessions 1000 < /dev/null
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--max-sessions 1000"*"ulimit -n"* ]]
+	run env XDG_CONFIG_HOME="$CFG" "$WARDEN" serve --stdio --workspace "$WS" --max-sessions 0 < /dev/null
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--max-sessions"* ]]
+}
+
 @test "serve: malformed lines get error events and the session goes on" {
 	serve_client malformed
 }
