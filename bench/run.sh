@@ -77,6 +77,25 @@ python3 -c 'import json,sys; print("  " + ", ".join("%s=%s" % kv for kv in json.
 echo
 python3 "$top/bench/sessions.py" "$W"
 echo
+# Output relay: 1 GiB through `warden run --output unlimited` into a pipe,
+# against the plain pipe; runs interleaved (a shared machine drifts), medians.
+python3 - "$W" "$ws" "${BENCH_RELAY_RUNS:-5}" <<'PY'
+import statistics, subprocess, sys, time
+w, ws, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+plain = "head -c 1G /dev/zero | cat >/dev/null"
+relay = ("%s run --quiet --no-stdin --audit-log /dev/null --workspace %s --output unlimited "
+         "-- head -c 1G /dev/zero | cat >/dev/null" % (w, ws))
+t = {plain: [], relay: []}
+for _ in range(n):
+    for c in t:
+        a = time.monotonic()
+        subprocess.run(["sh", "-c", c], check=True)
+        t[c].append(time.monotonic() - a)
+p, r = statistics.median(t[plain]), statistics.median(t[relay])
+print("output relay, 1 GiB, median of %d: plain pipe %.3f s, warden run --output unlimited %.3f s, "
+      "warden reaches %.0f%% of the pipe (plain/warden %.2f)" % (n, p, r, 100 * p / r, p / r))
+PY
+echo
 # Costs and effects measured by the tests, which report them but never judge
 # a time (a shared machine makes thresholds flaky): judged by eye here.
 cg="$top/${BUILD:-build}/tests/test_cgroup_limits"

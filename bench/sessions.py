@@ -13,6 +13,9 @@ their peers in the same run.  Prints medians and ratios; asserts nothing.
                broker's
   one-shot     jails per second, one-shot sessions run back to back, against
                bwrap and a bare fork+exec of `python3 -c pass`
+  N sessions   BENCH_SESSIONS (default 1000) Python sessions open at once,
+               each running print(1), all blocks sent together: the total
+               time and the supervisor's RSS and fds
 """
 import json, os, shutil, socket, statistics, subprocess, sys, tempfile, time
 
@@ -23,9 +26,9 @@ py = "/usr/bin/python3"
 
 
 class Serve:
-    def __init__(self):
+    def __init__(self, *extra):
         self.p = subprocess.Popen([W, "serve", "--stdio", "--workspace", ws,
-                                   "--audit-log", os.path.join(ws, "audit.jsonl")],
+                                   "--audit-log", os.path.join(ws, "audit.jsonl")] + list(extra),
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ws,
                                   text=True, bufsize=1)
         self.id = 0
@@ -208,7 +211,36 @@ def main():
     print("| per s | %.1f | %s | %.1f | %s |" % (w_rate, "%.1f" % bw_rate if bw_rate else "NA", bare_rate,
                                                ratio(w_rate, bw_rate)))
     sv.close()
+    print()
+
+    many_sessions(int(os.environ.get("BENCH_SESSIONS", "1000")))
     shutil.rmtree(ws, ignore_errors=True)
+
+
+def many_sessions(n):
+    """n Python sessions at once, each running print(1); every block is
+    sent before any result is read, so they all run together."""
+    sv = Serve("--max-sessions", str(n))
+    t = time.perf_counter()
+    opened = [sv.req(op="open") for _ in range(n)]
+    sess = [sv.wait(rid, "opened")["session"] for rid in opened]
+    runs = [sv.req(op="run", session=x, language="python", code="print(1)") for x in sess]
+    want, ok = set(runs), 0
+    while want:     # results come in any order
+        line = sv.p.stdout.readline()
+        if not line:
+            raise SystemExit("bench: warden serve ended")
+        o = json.loads(line)
+        if o.get("id") in want and o.get("event") in ("result", "error"):
+            want.discard(o["id"])
+            ok += o.get("event") == "result" and o.get("exit_code") == 0
+    total = time.perf_counter() - t
+    fds = len(os.listdir("/proc/%d/fd" % sv.p.pid))
+    print("| %d Python sessions at once, print(1) in each | total s | per session ms | ok | "
+          "supervisor RSS KiB | supervisor fds |" % n)
+    print("|---|---|---|---|---|---|")
+    print("| | %.2f | %.1f | %d | %d | %d |" % (total, total * 1000 / n, ok, rss_kb(sv.p.pid), fds))
+    sv.close()
 
 
 main()

@@ -12,8 +12,9 @@
  *   send "go"                       -->  0  new cgroup namespace (rooted at the
  *                                          jail's cgroup), new session
  *                                       3-4 mounts, pivot_root (jail/mounts.c)
- *                                       5  lo up   6 hostname   7 rlimits
- *                                       8  stdio, close every other fd
+ *                                       5  lo up   6 hostname
+ *                                       7  stdio, close every other fd
+ *                                       8  rlimits (after 7: see below)
  *                                       9  drop capabilities   10 no_new_privs
  *                                       11 Landlock            12 seccomp
  *   receive the seccomp listener    <--   send the listener fd
@@ -28,7 +29,14 @@
  * ends the child: it never tries to recover.  Every failure travels back
  * over the sync socket as a struct werr, so one clear line reaches the user
  * (crun's idea).  After STARTED the socket stays open: init reports the
- * program's real wait status on it, and acks sweeps (jail_sweep). */
+ * program's real wait status on it, and acks sweeps (jail_sweep).
+ *
+ * Steps 7 and 8 are swapped from ../shared/design.md's order: the child
+ * inherits every fd the supervisor holds (hundreds with many sessions),
+ * and an open-files limit applied first (say 64) leaves no free number
+ * below it, so moving stdio failed with EMFILE once warden held more fds
+ * than the policy allows.  Closing first makes the limit count only what
+ * the jail keeps (0-4).  Nothing between the two steps needs a closed fd. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -102,7 +110,7 @@ static int child_rlimits(const struct jail_spec *spec, struct werr *err)
 	return 0;
 }
 
-/* Step 8: stdio onto 0-2, the sync socket onto 3 (close-on-exec), an optional
+/* Step 7: stdio onto 0-2, the sync socket onto 3 (close-on-exec), an optional
  * kept fd onto 4, and every other fd closed. */
 static int child_fds(const struct jail_spec *spec, int *sync, struct werr *err)
 {
@@ -196,14 +204,16 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 			child_fail(sync, SYNC_ERROR, &e);
 		}
 	}
-	/* 7 */
-	if (child_rlimits(spec, &e) < 0)
-		child_fail(sync, SYNC_ERROR, &e);
-	wtiming("hostname+rlimit");
-	/* 8 */
+	wtiming("hostname");
+	/* 7: before the rlimits, so RLIMIT_NOFILE never counts the
+	 * supervisor's inherited fds (see the header) */
 	if (child_fds(spec, &sync, &e) < 0)
 		child_fail(sync, SYNC_ERROR, &e);
 	wtiming("fds");
+	/* 8 */
+	if (child_rlimits(spec, &e) < 0)
+		child_fail(sync, SYNC_ERROR, &e);
+	wtiming("rlimit");
 	/* 9 */
 	if (jail_drop_caps(&e) < 0)
 		child_fail(sync, SYNC_ERROR, &e);

@@ -5,6 +5,7 @@
  * answers with the minimum.  Requests that are merely wrong (an unknown
  * session, a profile the user did not allow) are answered with ERROR. */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,7 +16,6 @@
 #include "warden/util.h"
 
 enum { ST_HELLO = 1u << 0, ST_READY = 1u << 1 };
-#define MAX_SESSIONS 512
 
 struct handler {
 	uint8_t type;
@@ -146,8 +146,14 @@ static int h_open(struct sv *sv, const struct wmsg *m)
 		reply_error(sv, m->req, 0, 0, msg);
 		return 0;
 	}
-	if (sv->n_sessions >= MAX_SESSIONS) {
-		snprintf(msg, sizeof(msg), "too many open sessions (%d); close one first", MAX_SESSIONS);
+	if (sv->n_sessions >= sv->max_sessions) {
+		if (sv->max_by_nofile)
+			snprintf(msg, sizeof(msg), "too many open sessions (%zu: the most the open-files "
+			         "limit %" PRIu64 " has room for); close one first, or restart warden with "
+			         "a higher ulimit -n", sv->max_sessions, sv->nofile);
+		else
+			snprintf(msg, sizeof(msg), "too many open sessions (%zu, --max-sessions); close one "
+			         "first, or restart warden with a higher --max-sessions", sv->max_sessions);
 		reply_error(sv, m->req, 0, 0, msg);
 		return 0;
 	}

@@ -13,6 +13,7 @@
  * The supervisor never parses JSON from the broker and never links
  * libcurl; the broker never holds a capability or a jail's fds. */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
@@ -115,6 +116,7 @@ struct sv_opts {
 	size_t n_roots;
 	bool stdio;
 	bool named_default;     /* --profile/--sandbox given: profiles[0] */
+	size_t max_sessions;    /* --max-sessions; 0: SV_MAX_SESSIONS */
 };
 
 static int add_policy(struct sv *sv, struct wpolicy *p)
@@ -208,7 +210,7 @@ static void config_profiles(struct sv_opts *o)
 }
 
 enum { O_PROFILE = 256, O_POLICY, O_ALLOW_PROFILE, O_WORKSPACE, O_ALLOW_WS, O_AUDIT, O_USER,
-       O_STDIO, O_SANDBOX, O_HELP };
+       O_STDIO, O_SANDBOX, O_HELP, O_MAX_SESSIONS };
 
 static void serve_usage(FILE *f)
 {
@@ -224,6 +226,9 @@ static void serve_usage(FILE *f)
 	      "  --allow-workspace DIR   another allowed workspace root (repeatable)\n"
 	      "  --audit-log FILE        where audit records go\n"
 	      "  --broker-user USER      as root: the broker's user (default: " WBROKER_USER ")\n", f);
+	fprintf(f, "  --max-sessions N        the most sessions open at once (default: %d, or what\n"
+	           "                          the open-files limit has room for); \"open\" beyond it\n"
+	           "                          is refused\n", SV_MAX_SESSIONS);
 }
 
 /* The two chat options that name a file for the broker to read: the
@@ -258,6 +263,7 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct sv_opts *o, ch
 		{ "allow-workspace", required_argument, NULL, O_ALLOW_WS },
 		{ "audit-log", required_argument, NULL, O_AUDIT },
 		{ "broker-user", required_argument, NULL, O_USER },
+		{ "max-sessions", required_argument, NULL, O_MAX_SESSIONS },
 		{ "help", no_argument, NULL, O_HELP },
 		{ 0 }
 	};
@@ -327,10 +333,57 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct sv_opts *o, ch
 			break;
 		case O_AUDIT: o->audit_log = val; break;
 		case O_USER: o->broker_user = val; break;
+		case O_MAX_SESSIONS: {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(val, &end, 10);
+			if (errno || end == val || *end || val[0] == '-' || v < 1 || v > SV_MAX_SESSIONS_CEIL) {
+				wlog_error("--max-sessions: '%s' is not a number from 1 to %u",
+				           val, SV_MAX_SESSIONS_CEIL);
+				free(out);
+				return -1;
+			}
+			o->max_sessions = v;
+			break;
+		}
 		}
 	}
 	*rest = out;
 	*n_rest = n;
+	return 0;
+}
+
+/* The most sessions: --max-sessions, or the default, and never more than
+ * the open-files limit has room for, so that every session that opens can
+ * start its jail (an "open" beyond is refused: dispatch.c).  An explicit
+ * --max-sessions that does not fit fails here, with the fix. */
+static int set_max_sessions(struct sv *sv, const struct sv_opts *o)
+{
+	struct rlimit rl;
+	size_t want = o->max_sessions ? o->max_sessions : SV_MAX_SESSIONS, room = want;
+
+	sv->nofile = 0;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		sv->nofile = (uint64_t)rl.rlim_cur;
+		room = rl.rlim_cur > SV_FDS_RESERVE ? (size_t)((rl.rlim_cur - SV_FDS_RESERVE) / SV_FDS_PER_SESSION) : 0;
+	}
+	if (o->max_sessions && room < want) {
+		wlog_error("--max-sessions %zu needs about %zu open files and the limit is %" PRIu64
+		           " (room for %zu sessions); raise it (ulimit -n %zu, or LimitNOFILE= in a "
+		           "systemd unit) or ask for fewer", want,
+		           want * SV_FDS_PER_SESSION + SV_FDS_RESERVE, sv->nofile, room,
+		           want * SV_FDS_PER_SESSION + SV_FDS_RESERVE);
+		return -1;
+	}
+	sv->max_sessions = room < want ? room : want;
+	sv->max_by_nofile = room < want;
+	if (!sv->max_sessions) {
+		wlog_error("the open-files limit (%" PRIu64 ") leaves no room for a session; raise it "
+		           "(ulimit -n %d)", sv->nofile, SV_FDS_RESERVE + SV_FDS_PER_SESSION);
+		return -1;
+	}
 	return 0;
 }
 
@@ -362,11 +415,15 @@ static int run_server(int argc, char **argv, bool chat)
 		wlog_error("%s", err.msg);
 		goto out;
 	}
-	/* Many sessions hold many fds: use what we are given. */
+	/* Many sessions hold many fds: use what we are given (the soft
+	 * limit up to the hard one; the jails get their policy's open_files,
+	 * applied after they closed ours: jail/enter.c). */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	if (set_max_sessions(sv, &o) < 0)
+		goto out;
 	sv->chat = chat;
 	sv->edit_ok = chat && isatty(0) && isatty(1);
 	wcg_gc();

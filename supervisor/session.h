@@ -90,12 +90,27 @@ struct sv {
 	size_t n_roots;
 	struct sv_sess *sessions;
 	size_t n_sessions;
+	size_t max_sessions;            /* server.c: --max-sessions, within the fds */
+	bool max_by_nofile;             /* the open-files limit set it, not the option */
+	uint64_t nofile;                /* RLIMIT_NOFILE's soft limit, for messages */
 	struct sv_jail *grave;
 	uint32_t next_session;
 	unsigned jail_counter;
 	bool chat, edit_ok;
 	uint8_t buf[64 * 1024];
 };
+
+/* The most sessions by default (--max-sessions), and the most it accepts.
+ * Each session's first jail holds about 13 of the supervisor's fds (its
+ * pidfd, sync socket, control socket, stdout/stderr pipes, seccomp
+ * listener, timer, cgroup files, uid slot lock, workspace O_PATH; measured
+ * 2,613 fds for 200 Python sessions): SV_FDS_PER_SESSION leaves a margin,
+ * SV_FDS_RESERVE is the server's own.  A second language in a session
+ * starts another jail beyond this budget. */
+#define SV_MAX_SESSIONS       1000
+#define SV_MAX_SESSIONS_CEIL  65536u
+#define SV_FDS_PER_SESSION    16
+#define SV_FDS_RESERVE        64
 
 /* The server of a loop callback's loop. */
 #define sv_of(l) ((struct sv *)((char *)(l) - offsetof(struct sv, loop)))

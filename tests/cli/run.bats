@@ -363,6 +363,23 @@ while True:
 	rm -f "$WS.json"
 }
 
+@test "run: the output limit passes exactly its allowance to a pipe and to a file (the splice path)" {
+	# 100001: not a multiple of a page, so a whole-buffer splice would overshoot
+	"$WARDEN" run --workspace "$WS" --output 100001 --json "$WS.json" -- \
+		/bin/sh -c 'head -c 1048576 /dev/zero' | wc -c > "$WS.count" || true
+	[ "$(cat "$WS.count")" -eq 100001 ]
+	grep -q '"reason": "output"' "$WS.json"
+	"$WARDEN" run --workspace "$WS" --output 100001 --json "$WS.json" -- \
+		/bin/sh -c 'head -c 1048576 /dev/zero' > "$WS.file" || true
+	[ "$(stat -c %s "$WS.file")" -eq 100001 ]
+	grep -q '"reason": "output"' "$WS.json"
+	# an O_APPEND file (no splice there on every kernel): the same bytes
+	"$WARDEN" run --workspace "$WS" --output 100001 -- /bin/sh -c 'head -c 1048576 /dev/zero' \
+		>> "$WS.file" || true
+	[ "$(stat -c %s "$WS.file")" -eq 200002 ]
+	rm -f "$WS.json" "$WS.count" "$WS.file"
+}
+
 @test "run: 1 GiB of output is relayed without warden growing past a few MiB" {
 	/usr/bin/time -f '%M' -o "$WS.rss" "$WARDEN" run --workspace "$WS" --output unlimited -- \
 		/bin/sh -c 'head -c 1073741824 /dev/zero' | wc -c > "$WS.count"

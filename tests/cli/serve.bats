@@ -19,6 +19,8 @@ setup() {
 		> "$CFG/warden/profiles/cpu1.json"
 	printf '%s\n' '{"name":"bg","extends":"workspace","limits":{"wall_time":"3s","background":true}}' \
 		> "$CFG/warden/profiles/bg.json"
+	printf '%s\n' '{"name":"fds64","extends":"workspace","limits":{"open_files":64}}' \
+		> "$CFG/warden/profiles/fds64.json"
 	BROKER="$(dirname "$WARDEN")/warden-broker"
 }
 teardown() {
@@ -93,6 +95,25 @@ serve_client() {
 
 @test "serve: runs sent while a block runs wait their turn, in order" {
 	serve_client queue
+}
+
+@test "serve: more sessions than the profile's open_files each run a block (the limit comes after close_range)" {
+	serve_client many_fds --profile fds64
+}
+
+@test "serve: --max-sessions refuses an open beyond it with an error, never a failed run" {
+	serve_client max_sessions --max-sessions 3
+}
+
+@test "serve: --max-sessions beyond what the open-files limit allows fails at start, naming both" {
+	run env XDG_CONFIG_HOME="$CFG" prlimit --nofile=256 "$WARDEN" serve --stdio --workspace "$WS" \
+		--max-sessions 1000 < /dev/null
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--max-sessions 1000"*"ulimit -n"* ]]
+	run env XDG_CONFIG_HOME="$CFG" "$WARDEN" serve --stdio --workspace "$WS" --max-sessions 0 < /dev/null
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--max-sessions"* ]]
 }
 
 @test "serve: malformed lines get error events and the session goes on" {

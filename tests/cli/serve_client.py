@@ -347,6 +347,40 @@ def sc_queue(s, args):
     check(outs[-1] == "[1, 2, 3, 4, 5]\n", "queued blocks ran out of order: %r" % outs)
 
 
+def sc_many_fds(s, args):
+    """More sessions than the profile's open_files (64): each jail's child
+    must drop the supervisor's inherited fds before it applies the limit,
+    or duplicating stdio fails with EMFILE once warden holds more than 64.
+    Run with --profile fds64."""
+    n = 80
+    sids = [s.open() for _ in range(n)]
+    check(len(set(sids)) == n, "sessions: %d distinct of %d" % (len(set(sids)), n))
+    rids = [s.start(sid, "shell", "echo ok-$((20+22))") for sid in sids]
+    for i, rid in enumerate(rids):
+        out, err, res, _ = s.collect(rid)
+        ok_result(res, "block of session %d of %d (err %r)" % (i + 1, n, err[-300:]))
+        check(out == "ok-42\n", "session %d: %r" % (i + 1, out))
+
+
+def sc_max_sessions(s, args):
+    """Run with --max-sessions 3: the fourth open is refused with an error
+    that names the setting, every session that opened runs its first block,
+    and closing one makes room for the next."""
+    sids = [s.open() for _ in range(3)]
+    rid = s.send({"op": "open"})
+    ev = s.wait_id(rid)
+    check(ev.get("event") == "error" and "--max-sessions" in ev.get("message", "")
+          and "3" in ev.get("message", ""), "a 4th open: %s" % ev)
+    for sid in sids:
+        out, err, res, _ = s.run(sid, "shell", "echo ran")
+        ok_result(res, "session %s under the cap" % sid)
+        check(out == "ran\n", "session %s: %r" % (sid, out))
+    s.wait_id(s.send({"op": "close", "session": sids[0]}), "closed")
+    sid = s.open()
+    out, err, res, _ = s.run(sid, "shell", "echo ran")
+    ok_result(res, "a session opened after a close")
+
+
 def sc_malformed(s, args):
     sid = s.open()
     s.send_raw(b"this is not json\n")
