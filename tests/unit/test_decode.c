@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "decode.h"
+#include "notify.h"
 
 struct dcase {
 	const char *name;
@@ -144,12 +145,35 @@ static void test_unshare_all_named(void **state)
 	assert_null(strstr(buf, "CLONE_VM"));
 }
 
+/* The run's summary line: each counted entry with its first call; entries
+ * not counted since the mark are left out; too many are cut with "...". */
+static void test_summary(void **state)
+{
+	struct wdenied tab[3] = {
+		{ .name = "socket", .nr = 41, .count = 3, .first = "socket(AF_PACKET, SOCK_RAW, 768)" },
+		{ .name = "mount", .nr = 165, .count = 0, .first = "mount(0x0, 0x0, 0x0, 0, 0x0)" },
+		{ .name = "ptrace", .nr = 101, .count = 1, .first = "ptrace(PTRACE_TRACEME, 0, 0x0, 0x0)" },
+	};
+	struct wnotify w = { .fd = -1, .tab = tab, .n = 3 };
+	char buf[256], small[60];
+
+	assert_int_equal(wnotify_summary(&w, buf, sizeof(buf)), 2);
+	assert_string_equal(buf, "socket (3; first: socket(AF_PACKET, SOCK_RAW, 768)), "
+	                         "ptrace (1; first: ptrace(PTRACE_TRACEME, 0, 0x0, 0x0))");
+	assert_int_equal(wnotify_summary(&w, small, sizeof(small)), 1);
+	assert_string_equal(small, "socket (3; first: socket(AF_PACKET, SOCK_RAW, 768)), ...");
+	tab[0].count = tab[2].count = 0;
+	assert_int_equal(wnotify_summary(&w, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_bounded),
 		cmocka_unit_test(test_unshare_all_named),
+		cmocka_unit_test(test_summary),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
