@@ -75,6 +75,7 @@ static const struct field_rule {
 	{ "denied", "args", F_ARR_STR, true },
 	{ "denied", "host_pid", F_INT, true },
 	{ "denied", "count", F_INT, true },
+	{ "denied", "call", F_STR, false },        /* since issue 13 */
 	{ "denied_dropped", "session", F_STR, true },
 	{ "denied_dropped", "dropped", F_INT, true },
 	{ "denied_dropped", "limit", F_INT, true },
@@ -196,7 +197,12 @@ static void detail(json_object *rec, const char *event, char *buf, size_t len)
 			for (size_t i = 0; i < json_object_array_length(v) && off < len; i++)
 				off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? " " : "",
 				                        json_object_get_string(json_object_array_get_idx(v, i)));
+	} else if (!strcmp(event, "denied") && *jstr(rec, "call")) {
+		/* decoded when it was written (supervisor/decode.h); shown
+		 * through the same control-character escaping as every field */
+		snprintf(buf, len, "%s -> EPERM  #%s", jstr(rec, "call"), jstr(rec, "count"));
 	} else if (!strcmp(event, "denied")) {
+		/* a record written before "call" existed: the raw numbers */
 		size_t off = (size_t)snprintf(buf, len, "%s(", jstr(rec, "syscall"));
 		if (json_object_object_get_ex(rec, "args", &v) && json_object_is_type(v, json_type_array))
 			for (size_t i = 0; i < 3 && i < json_object_array_length(v) && off < len; i++)

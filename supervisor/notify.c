@@ -1,15 +1,18 @@
 /* Answering seccomp notifications.  Everything in a notification comes from
  * the jail and is hostile: only numbers are read (nr, arch, args), never
- * memory of the jail, and the answer is always the same: EPERM.  What the
+ * memory of the jail (so a path argument is shown as its address, 0x...,
+ * not as a string), and the answer is always the same: EPERM.  What the
  * jail can make us keep is bounded (supervisor/notify.h): at most
  * WNOTIFY_NR_MAX + 1 entries, found in O(1), and at most
  * WNOTIFY_RECORDS_MAX audit records per run or session. */
 #include <errno.h>
+#include <inttypes.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "decode.h"
 #include "notify.h"
 #include "warden/util.h"
 
@@ -78,7 +81,7 @@ static struct wdenied *lookup(struct wnotify *w, uint32_t arch, int nr)
 	return &w->tab[w->slot[nr] - 1];
 }
 
-static void audit_call(struct wnotify *w, const struct wdenied *d)
+static void audit_call(struct wnotify *w, const struct wdenied *d, const char *call)
 {
 	json_object *rec = json_object_new_object();
 	json_object *args = json_object_new_array();
@@ -93,6 +96,8 @@ static void audit_call(struct wnotify *w, const struct wdenied *d)
 	/* the real number, also for the "unknown" bucket */
 	json_object_object_add(rec, "nr", json_object_new_int(w->req->data.nr));
 	json_object_object_add(rec, "args", args);
+	/* the same numbers decoded for people; "args" stays the record */
+	json_object_object_add(rec, "call", json_object_new_string(call));
 	json_object_object_add(rec, "host_pid", json_object_new_int((int)w->req->pid));
 	json_object_object_add(rec, "count", json_object_new_int64((int64_t)d->count));
 	if (d->count == WNOTIFY_AUDIT_EACH)
@@ -104,6 +109,8 @@ static void audit_call(struct wnotify *w, const struct wdenied *d)
 int wnotify_handle(struct wnotify *w)
 {
 	struct wdenied *d;
+	char call[WDECODE_MAX];
+	uint64_t args[6];
 
 	w->last = NULL;
 	w->last_audited = false;
@@ -125,15 +132,22 @@ int wnotify_handle(struct wnotify *w)
 	d->count++;
 	w->total++;
 	w->last = d;
-	if (d->count <= WNOTIFY_AUDIT_EACH) {
-		if (w->budget->records < WNOTIFY_RECORDS_MAX) {
-			w->budget->records++;
-			w->last_audited = true;
-			if (w->audit)
-				audit_call(w, d);
-		} else {
-			w->budget->dropped++;
-		}
+	if (d->count > WNOTIFY_AUDIT_EACH)
+		return 0;
+	/* only the calls that are kept are decoded: at most
+	 * WNOTIFY_AUDIT_EACH per entry and mark, each a table lookup */
+	for (int i = 0; i < 6; i++)
+		args[i] = w->req->data.args[i];
+	wdecode_call(call, sizeof(call), d->name, args);
+	if (d->count == 1)
+		wdecode_call(d->first, sizeof(d->first), d->name, args);
+	if (w->budget->records < WNOTIFY_RECORDS_MAX) {
+		w->budget->records++;
+		w->last_audited = true;
+		if (w->audit)
+			audit_call(w, d, call);
+	} else {
+		w->budget->dropped++;
 	}
 	return 0;
 }
@@ -142,6 +156,31 @@ void wnotify_mark(struct wnotify *w)
 {
 	for (size_t i = 0; i < w->n; i++)
 		w->tab[i].count = 0;
+}
+
+size_t wnotify_summary(const struct wnotify *w, char *buf, size_t len)
+{
+	size_t off = 0, shown = 0;
+
+	if (!len)
+		return 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < w->n; i++) {
+		int n;
+
+		if (!w->tab[i].count)
+			continue;
+		n = snprintf(buf + off, len - off, "%s%s (%" PRIu64 "; first: %s)", shown ? ", " : "",
+		             w->tab[i].name, w->tab[i].count, w->tab[i].first);
+		if (n < 0 || (size_t)n >= len - off) {
+			/* cut: end in "..." rather than in the middle of a name */
+			snprintf(buf + off, len - off, "%s...", shown ? ", " : "");
+			break;
+		}
+		off += (size_t)n;
+		shown++;
+	}
+	return shown;
 }
 
 json_object *wnotify_to_json(const struct wnotify *w)

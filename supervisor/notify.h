@@ -30,10 +30,14 @@
 #define WNOTIFY_RECORDS_MAX 512    /* "denied" records per run or session */
 #define WNOTIFY_UNKNOWN "unknown"
 
+#define WNOTIFY_FIRST_MAX 128     /* the decoded first call kept per entry */
+
 struct wdenied {
 	char name[40];
 	int nr;                    /* for "unknown": the first number seen */
 	uint64_t count;            /* since the last wnotify_mark */
+	char first[WNOTIFY_FIRST_MAX]; /* the first call since the last mark,
+	                              decoded (supervisor/decode.h), cut to fit */
 };
 
 /* Shared by every listener of one run or session. */
@@ -70,6 +74,10 @@ int wnotify_handle(struct wnotify *w);
  * allowance go back to zero; the entries stay. */
 void wnotify_mark(struct wnotify *w);
 void wnotify_free(struct wnotify *w);
+/* For people, on one line: each entry counted since the last mark with its
+ * count and first call, e.g. "socket (3; first: socket(AF_PACKET, SOCK_RAW,
+ * 768))"; cut to fit len.  Returns the number of entries shown (0: none). */
+size_t wnotify_summary(const struct wnotify *w, char *buf, size_t len);
 /* The entries counted since the last mark, as JSON: [{"name":..,"count":..}] */
 json_object *wnotify_to_json(const struct wnotify *w);
 /* When the budget dropped records since the last call, write one

@@ -634,11 +634,8 @@ static void run_report(struct run *r, struct wrun_result *res)
 		           lim[0] ? " " : "", lim, res->session);
 	}
 	if (r->notify.n) {
-		char line[512];
-		size_t off = 0;
-		for (size_t i = 0; i < r->notify.n && off < sizeof(line) - 64; i++)
-			off += (size_t)snprintf(line + off, sizeof(line) - off, "%s%s (%" PRIu64 ")",
-			                        i ? ", " : "", r->notify.tab[i].name, r->notify.tab[i].count);
+		char line[1024];
+		wnotify_summary(&r->notify, line, sizeof(line));
 		wlog_error("denied syscalls: %s; see `warden audit --session %s`", line, res->session);
 	}
 	{

@@ -127,3 +127,25 @@ audit_two_sessions() {
 		[[ "$stderr" != *garbage* ]]
 	done
 }
+
+# Issue 13 (decoded calls): a denied record's "call" is what the table shows;
+# a record from before it had one still shows its raw numbers; a "call"
+# that is not a string makes the record malformed; control characters in a
+# forged "call" are escaped like every other field.
+@test "audit: denied records show the decoded call, old ones their raw numbers" {
+	{
+		printf '{"ts":"t1","event":"denied","session":"new1","syscall":"socket","nr":41,"args":["0x11","0x3","0x300","0x0","0x0","0x0"],"host_pid":1,"count":1,"call":"socket(AF_PACKET, SOCK_RAW, 768)"}\n'
+		printf '{"ts":"t2","event":"denied","session":"old2","syscall":"socket","nr":41,"args":["0x11","0x3","0x300","0x0","0x0","0x0"],"host_pid":1,"count":2}\n'
+		printf '{"ts":"t3","event":"denied","session":"esc3","syscall":"socket","nr":41,"args":[],"host_pid":1,"count":3,"call":"x\\u001b[2Jy"}\n'
+		printf '{"ts":"t4","event":"denied","session":"bad4","syscall":"socket","nr":41,"args":[],"host_pid":1,"count":4,"call":5}\n'
+	} > "$AUDIT"
+	run --separate-stderr "$WARDEN" audit --denied
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"new1         denied         socket(AF_PACKET, SOCK_RAW, 768) -> EPERM  #1"* ]]
+	[[ "$output" == *"old2         denied         socket(0x11, 0x3, 0x300, ...) -> EPERM  #2"* ]]
+	[[ "$output" == *'x\x1b[2Jy -> EPERM  #3'* ]]
+	[[ "$output" != *$'\e'* ]]
+	[[ "$output" != *bad4* ]]
+	[[ "$stderr" == *"$AUDIT:4: malformed audit record; \"call\" has the wrong type"* ]]
+}

@@ -201,6 +201,13 @@ on_tty() {
 	jprobe -- ptrace
 	blocked ptrace
 	denied ptrace process_vm_readv
+	run "$WARDEN" audit --denied --audit-log "$AUDIT"
+	[ "$status" -eq 0 ]
+	echo "$output"
+	[[ "$output" == *"ptrace(PTRACE_TRACEME, 0, 0x0, 0x0) -> EPERM"* ]]
+	[[ "$output" =~ ptrace\(PTRACE_ATTACH,\ [0-9]+,\ 0x0,\ 0x0\) ]]
+	[[ "$output" =~ ptrace\(PTRACE_SEIZE,\ [0-9]+,\ 0x0,\ 0x0\) ]]
+	[[ "$output" == *"ptrace(PTRACE_ATTACH, 1, 0x0, 0x0) -> EPERM"* ]]
 }
 
 @test "security: chroot is denied (chroot)" {
@@ -354,8 +361,25 @@ on_tty() {
 
 @test "security: no raw packet sockets (af_packet)" {
 	jprobe -- af_packet
+	local probe_out=$output
 	blocked af_packet
 	denied socket
+	# issue 13: the denied calls are shown decoded, by `warden audit` and at
+	# the end of the run; the record keeps the raw numbers next to the text
+	[[ "$probe_out" == *"first: socket(AF_PACKET, SOCK_RAW, 768)"* ]] ||
+		{ echo "no decoded call in the run's summary: $probe_out"; false; }
+	run "$WARDEN" audit --denied --audit-log "$AUDIT"
+	[ "$status" -eq 0 ]
+	echo "$output"
+	[[ "$output" == *"socket(AF_PACKET, SOCK_RAW, 768) -> EPERM"* ]]
+	[[ "$output" == *"socket(AF_PACKET, SOCK_DGRAM, 768) -> EPERM"* ]]
+	python3 - "$AUDIT" <<-'PY'
+	import json, sys
+	recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+	raw = [r for r in recs if r.get("event") == "denied" and r.get("call") == "socket(AF_PACKET, SOCK_RAW, 768)"]
+	assert raw, "no denied record with the decoded call"
+	assert raw[0]["args"][:3] == ["0x11", "0x3", "0x300"], raw[0]["args"]
+	PY
 }
 
 # --- judged from the host -----------------------------------------------------
