@@ -222,7 +222,8 @@ static void detail(json_object *rec, const char *event, char *buf, size_t len)
 			off += (size_t)snprintf(buf + off, len - off, "signal=%s", jstr(rec, "signal"));
 		if (off < len)
 			snprintf(buf + off, len - off, " wall=%sms cpu=%sms peak=%s denied=%s",
-			         jstr(rec, "wall_ms"), jstr(rec, "cpu_ms"), jstr(rec, "peak_memory_bytes"),
+			         jstr(rec, "wall_ms"), jstr(rec, "cpu_ms"),
+			         *jstr(rec, "peak_memory_bytes") ? jstr(rec, "peak_memory_bytes") : "unknown",
 			         json_object_object_get_ex(rec, "denied_syscalls", &v)
 			             ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN) : "[]");
 	} else if (!strcmp(event, "session_open")) {
