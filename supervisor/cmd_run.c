@@ -14,7 +14,7 @@
 
 enum { OPT_PROFILE = 256, OPT_POLICY, OPT_WORKSPACE, OPT_MEMORY, OPT_PIDS, OPT_CPUS,
        OPT_TIMEOUT, OPT_NET, OPT_AUDIT, OPT_JSON, OPT_OUTPUT, OPT_CPU_TIME, OPT_NO_STDIN,
-       OPT_QUIET, OPT_HELP, OPT_SETENV, OPT_RAW };
+       OPT_QUIET, OPT_HELP, OPT_SETENV, OPT_RAW, OPT_STRICT_LIMITS };
 
 static const struct option run_opts[] = {
 	{ "profile", required_argument, NULL, OPT_PROFILE },
@@ -33,6 +33,7 @@ static const struct option run_opts[] = {
 	{ "no-stdin", no_argument, NULL, OPT_NO_STDIN },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "raw", no_argument, NULL, OPT_RAW },
+	{ "strict-limits", no_argument, NULL, OPT_STRICT_LIMITS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -149,6 +150,7 @@ static int parse_run_args(int argc, char **argv, struct wrun_opts *o)
 		case OPT_NO_STDIN: o->no_stdin = true; break;
 		case OPT_QUIET: o->quiet = true; break;
 		case OPT_RAW: o->raw = true; break;
+		case OPT_STRICT_LIMITS: o->strict_limits = true; break;
 		case OPT_SETENV:
 			if (o->n_env >= ARRAY_SIZE(o->env)) {
 				wlog_error("--env: at most %zu", ARRAY_SIZE(o->env));
