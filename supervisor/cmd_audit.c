@@ -23,7 +23,8 @@ static void audit_usage(FILE *f)
 	      "  --audit-log FILE  read FILE instead of the default log\n"
 	      "\n"
 	      "A line that is not a well-formed record is reported as FILE:LINE on\n"
-	      "stderr and not shown; the exit status is then 1.\n", f);
+	      "stderr and not shown; the exit status is then 1.\n"
+	      "More: man warden-audit\n", f);
 }
 
 /* Printable, one line: the log holds argv and code, which may carry

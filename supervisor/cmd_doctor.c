@@ -138,7 +138,8 @@ int cmd_doctor(int argc, char **argv)
 	char buf[256];
 
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		puts("usage: warden doctor\n\nShows what this kernel and user can use, what falls back, and starts one jail.");
+		puts("usage: warden doctor\n\nShows what this kernel and user can use, what falls back (with the\n"
+		     "commands that give full limits), and starts one jail.\nMore: man warden-doctor");
 		return 0;
 	}
 	uname(&u);

@@ -41,7 +41,6 @@ static const struct option run_opts[] = {
 static void run_usage(FILE *f)
 {
 	fputs("usage: warden run [OPTIONS] [--] PROGRAM [ARG...]\n"
-	      "\n"
 	      "Runs PROGRAM in a fresh jail under a policy and relays its output.\n"
 	      "\n"
 	      "  --profile NAME      built-in or user profile (default: workspace)\n"
@@ -53,21 +52,18 @@ static void run_usage(FILE *f)
 	      "  --timeout DURATION  wall time, e.g. 30s, 5m (exit status 124)\n"
 	      "  --cpu-time DURATION total CPU time\n"
 	      "  --output SIZE       stdout+stderr limit (\"unlimited\" for none)\n"
+	      "  --strict-limits     refuse a limit nothing here enforces (see doctor)\n"
 	      "  --net none          network mode (only \"none\" is supported so far)\n"
 	      "  --env NAME=VALUE    set a variable in the jail (NAME alone: pass it)\n"
 	      "  --audit-log FILE    where to append the audit records\n"
 	      "  --json FILE         write a JSON summary of the run to FILE\n"
 	      "  --no-stdin          give the program /dev/null as stdin\n"
 	      "  --quiet             no summary lines on stderr\n"
-	      "  --raw               pass escape sequences to a terminal unchanged; by\n"
-	      "                      default, on a stdout or stderr that is a terminal,\n"
-	      "                      they are shown inert (ESC as ^[), so the program\n"
-	      "                      cannot retitle the window, move the cursor or set\n"
-	      "                      the clipboard (pipes and files always get the bytes)\n"
-	      "\n"
-	      "Exit status: the program's own; 128+N if killed by signal N; 124 on\n"
-	      "timeout; 125 if warden failed; 126/127 if PROGRAM cannot be executed\n"
-	      "or is not found.\n", f);
+	      "  --raw               pass escape sequences to a terminal unchanged (else\n"
+	      "                      shown inert, ESC as ^[, on a terminal stdout/stderr)\n"
+	      "Exit status: the program's; 128+N if killed by signal N; 124 on timeout;\n"
+	      "125 if warden failed; 126/127 if PROGRAM cannot run or is not found.\n"
+	      "More: man warden-run\n", f);
 }
 
 static int limit_arg(const char *opt, const char *v, bool size, uint64_t *out)

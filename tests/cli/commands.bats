@@ -111,6 +111,25 @@ audit_two_sessions() {
 	fi
 }
 
+# Issue 13: each --help fits one 80x24 screen and points to its man page
+# (which exists in man/).
+@test "usage: every --help fits 24 lines of 80 columns and names its man page" {
+	local c page long n
+	for c in "" run serve chat doctor audit policy; do
+		page=warden${c:+-$c}
+		run "$WARDEN" $c --help
+		[ "$status" -eq 0 ]
+		# $lines drops blank lines: count them all
+		n=$(printf '%s\n' "$output" | wc -l)
+		echo "warden $c --help: $n lines"
+		[ "$n" -le 24 ]
+		long=$(printf '%s\n' "$output" | awk 'length($0) > 80')
+		[ -z "$long" ]
+		[[ "$output" == *"man $page"* ]]
+		[ -f "$WARDEN_TOP/man/$page.1" ]
+	done
+}
+
 @test "usage: unknown command and --version" {
 	run "$WARDEN" frobnicate
 	[ "$status" -eq 2 ]
