@@ -391,7 +391,9 @@ static void finish_result(struct serve *s, struct ssession *ss, struct wresult *
 	           "reason", json_object_new_string(wblock_reason_name(res->reason)),
 	           "wall_ms", json_object_new_int64((int64_t)res->wall_ms),
 	           "cpu_ms", json_object_new_int64((int64_t)res->cpu_ms),
-	           "peak_memory_bytes", json_object_new_int64((int64_t)res->peak_memory),
+	           /* null when nothing measured it (no memory cgroup): never a false 0 */
+	           "peak_memory_bytes", res->flags & WRES_NO_PEAK ? NULL
+	                                : json_object_new_int64((int64_t)res->peak_memory),
 	           "output_bytes", json_object_new_int64((int64_t)res->output_bytes),
 	           "truncated", json_object_new_boolean(!!(res->flags & WRES_TRUNCATED)),
 	           "state_lost", json_object_new_boolean(!!(res->flags & WRES_STATE_LOST)),
@@ -669,7 +671,7 @@ static void on_opened(struct serve *s, struct wmsg *m)
 {
 	struct spending *p = pending_take(s, m->req);
 	struct ssession *ss;
-	json_object *policy;
+	json_object *policy, *limits;
 
 	if (!p)
 		return;
@@ -688,12 +690,15 @@ static void on_opened(struct serve *s, struct wmsg *m)
 	s->sessions = ss;
 
 	policy = parse_trusted_json(m->json, json_type_object);
+	limits = parse_trusted_json(m->limits, json_type_object);
 	/* no "policy" key at all when the supervisor sent none */
 	emit_event(s, p->id, "opened", ss->audit_id,
 	           "profile", p->profile ? jstr(p->profile) : NULL,
 	           "workspace", p->workspace ? jstr(p->workspace) : NULL,
 	           "oneshot", json_object_new_boolean(p->oneshot),
 	           "languages", json_object_get(ss->languages),
+	           /* the supervisor always sends it: {} only if it did not */
+	           "limits", limits ? limits : json_object_new_object(),
 	           policy ? "policy" : NULL, policy, (char *)NULL);
 	pending_free(p);
 	if (s->stdin_eof)

@@ -28,6 +28,7 @@ struct chat {
 	json_object *denied;          /* {"syscall": count} over the conversation */
 	json_object *audit_ids;       /* sessions opened */
 	bool fatal;                   /* the supervisor is gone */
+	bool limits_told;             /* the weaker-limits line was shown */
 };
 
 /* A string member of a message, NULL when absent. */

@@ -133,6 +133,34 @@ static void count_denied(struct chat *c, const char *name, uint64_t n)
 	json_object_object_add(c->denied, name, json_object_new_int64(prev + (int64_t)n));
 }
 
+/* One line, once per chat, when a limit of the session is weaker than a
+ * cgroup (from OPENED's limits report, issue 13). */
+static void tell_weak_limits(struct chat *c)
+{
+	json_object *o = c->sess.limits_json ? json_tokener_parse(c->sess.limits_json) : NULL;
+	char weak[160] = "", none[96] = "";
+
+	if (c->limits_told || !o || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return;
+	}
+	json_object_object_foreach(o, k, v) {
+		const char *m = json_object_get_string(v);
+		char *dst = !strcmp(m, "rlimit") && strcmp(k, "file_size") && strcmp(k, "open_files")
+		            ? weak : !strcmp(m, "unavailable") ? none : NULL;
+		size_t cap = dst == weak ? sizeof(weak) : sizeof(none);
+
+		if (dst)
+			snprintf(dst + strlen(dst), cap - strlen(dst), "%s%s", dst[0] ? ", " : "", k);
+	}
+	json_object_put(o);
+	c->limits_told = true;
+	if (weak[0] || none[0])
+		ui_note(&c->ui, "[weaker limits here: %s%s%s%s%s; see `warden doctor`]", weak,
+		        weak[0] ? " by per-process rlimits only" : "", weak[0] && none[0] ? ", " : "",
+		        none, none[0] ? " enforced by nothing" : "");
+}
+
 static int open_session(struct chat *c)
 {
 	struct werr err = { 0 };
@@ -148,6 +176,7 @@ static int open_session(struct chat *c)
 	}
 	c->sess_open = true;
 	json_object_array_add(c->audit_ids, json_object_new_string(c->sess.audit_id));
+	tell_weak_limits(c);
 	if (c->verbose)
 		ui_note(&c->ui, "[sandbox session %s opened, profile %s]", c->sess.audit_id,
 		        chat_profile_name(c));
@@ -300,7 +329,10 @@ static void result_lines(struct chat *c, const struct wresult *res, struct sbuf 
 	if (c->verbose) {
 		char mem[32];
 
-		format_size(res->peak_memory, mem, sizeof(mem));
+		if (res->flags & WRES_NO_PEAK)
+			snprintf(mem, sizeof(mem), "unknown");
+		else
+			format_size(res->peak_memory, mem, sizeof(mem));
 		ui_note(u, "[wall %llums, cpu %llums, peak memory %s, output %llu bytes]",
 		        (unsigned long long)res->wall_ms, (unsigned long long)res->cpu_ms, mem,
 		        (unsigned long long)res->output_bytes);

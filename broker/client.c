@@ -99,6 +99,7 @@ void bsession_free(struct bsession *s)
 	free(s->audit_id);
 	free(s->policy_json);
 	free(s->languages_json);
+	free(s->limits_json);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -122,6 +123,7 @@ int bclient_open(struct bclient *b, const char *profile, const char *workspace,
 			s->audit_id = steal_pointer(&m.audit_id);
 			s->policy_json = steal_pointer(&m.json);
 			s->languages_json = steal_pointer(&m.langs);
+			s->limits_json = steal_pointer(&m.limits);
 			wmsg_free(&m);
 			if (!s->audit_id)
 				s->audit_id = xstrdup("");

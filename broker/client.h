@@ -32,6 +32,7 @@ struct bsession {
 	char *audit_id;        /* the session id in the audit log */
 	char *policy_json;     /* the effective policy, for the system message */
 	char *languages_json;  /* [{"name":..,"aliases":[..],"persistent":bool}] */
+	char *limits_json;     /* {"memory":"rlimit",...}: what enforces each limit */
 };
 /* profile/workspace NULL: the defaults from WELCOME. */
 int bclient_open(struct bclient *b, const char *profile, const char *workspace,

@@ -116,7 +116,7 @@ static enum wmech fallback(enum wlimit_kind k)
 	return k == WLIM_CPUS ? WMECH_UNAVAILABLE : WMECH_RLIMIT;
 }
 
-static bool requested(const struct wlimits *lim, enum wlimit_kind k)
+bool wlimit_requested(const struct wlimits *lim, enum wlimit_kind k)
 {
 	switch (k) {
 	case WLIM_MEMORY: return lim->memory != 0;
@@ -193,7 +193,7 @@ int wcg_create(const char *name, const struct wlimits *lim, struct wcg **out,
 	cg = xcalloc(1, sizeof(*cg));
 	for (k = 0; k < WLIM__N; k++) {
 		struct cg_hier *h = choose((enum wlimit_kind)k);
-		bool req = requested(lim, (enum wlimit_kind)k);
+		bool req = wlimit_requested(lim, (enum wlimit_kind)k);
 
 		if (!req)
 			cg->mech[k] = WMECH_NONE;
@@ -485,7 +485,8 @@ void wcg_gc_owner(pid_t owner)
 
 /* ---- warden doctor ---- */
 
-static void why_not(enum wlimit_kind k, char *out, size_t len)
+static void why_not(enum wlimit_kind k, char *out, size_t len, int *fix_version,
+                    char *fix_path, size_t fix_len)
 {
 	const struct cg_hier *v2 = NULL, *v1 = NULL;
 
@@ -494,6 +495,15 @@ static void why_not(enum wlimit_kind k, char *out, size_t len)
 			v2 = &cg_S.h[i];
 		else if (cg_S.h[i].ctls & ctl_of(1, k))
 			v1 = &cg_S.h[i];
+	}
+	/* what root would hand over: the v1 parent of this controller, else
+	 * the v2 cgroup this process is in (systemd delegation) */
+	if (v1 && v1->parent[0]) {
+		*fix_version = 1;
+		cg_msg(fix_path, fix_len, "%s", v1->parent);
+	} else if (v2 && v2->own[0]) {
+		*fix_version = 2;
+		cg_msg(fix_path, fix_len, "%s", v2->own);
 	}
 	if (v1)
 		cg_msg(out, len, "cgroup v1: %s", v1->why);
@@ -520,7 +530,8 @@ void wcg_probe(struct wcg_probe *pr)
 			cg_msg(pr->where[k], sizeof(pr->where[k]), "%s", h->parent);
 		} else {
 			pr->mech[k] = fallback((enum wlimit_kind)k);
-			why_not((enum wlimit_kind)k, pr->where[k], sizeof(pr->where[k]));
+			why_not((enum wlimit_kind)k, pr->where[k], sizeof(pr->where[k]),
+			        &pr->fix_version[k], pr->fix_path[k], sizeof(pr->fix_path[k]));
 		}
 	}
 	for (size_t i = 0; i < cg_S.n; i++) {

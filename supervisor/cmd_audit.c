@@ -23,7 +23,8 @@ static void audit_usage(FILE *f)
 	      "  --audit-log FILE  read FILE instead of the default log\n"
 	      "\n"
 	      "A line that is not a well-formed record is reported as FILE:LINE on\n"
-	      "stderr and not shown; the exit status is then 1.\n", f);
+	      "stderr and not shown; the exit status is then 1.\n"
+	      "More: man warden-audit\n", f);
 }
 
 /* Printable, one line: the log holds argv and code, which may carry
@@ -228,7 +229,8 @@ static void detail(json_object *rec, const char *event, char *buf, size_t len)
 			off += (size_t)snprintf(buf + off, len - off, "signal=%s", jstr(rec, "signal"));
 		if (off < len)
 			snprintf(buf + off, len - off, " wall=%sms cpu=%sms peak=%s denied=%s",
-			         jstr(rec, "wall_ms"), jstr(rec, "cpu_ms"), jstr(rec, "peak_memory_bytes"),
+			         jstr(rec, "wall_ms"), jstr(rec, "cpu_ms"),
+			         *jstr(rec, "peak_memory_bytes") ? jstr(rec, "peak_memory_bytes") : "unknown",
 			         json_object_object_get_ex(rec, "denied_syscalls", &v)
 			             ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN) : "[]");
 	} else if (!strcmp(event, "session_open")) {

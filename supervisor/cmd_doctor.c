@@ -62,6 +62,69 @@ static const char *find_prog(const char *name, char *buf, size_t len)
 	return NULL;
 }
 
+/* The exact commands that would give every limit a cgroup here, only for
+ * the hierarchies that are missing one (issue 13).  Printed, never run:
+ * they need root and change the machine. */
+static void full_limits_commands(const struct wcg_probe *pr)
+{
+	const char *v1[WLIM__N];
+	size_t n1 = 0;
+	bool v2 = false;
+	struct passwd *pw = getpwuid(getuid());
+	char who[64];
+
+	for (int k = 0; k < WLIM__N; k++) {
+		bool seen = false;
+
+		if (pr->mech[k] == WMECH_CGROUP_V1 || pr->mech[k] == WMECH_CGROUP_V2)
+			continue;
+		if (pr->fix_version[k] == 2)
+			v2 = true;
+		if (pr->fix_version[k] != 1)
+			continue;
+		for (size_t i = 0; i < n1; i++)
+			seen = seen || !strcmp(v1[i], pr->fix_path[k]);
+		if (!seen)
+			v1[n1++] = pr->fix_path[k];
+	}
+	if (!n1 && !v2)
+		return;
+	if (pw)
+		snprintf(who, sizeof(who), "%s", pw->pw_name);
+	else
+		snprintf(who, sizeof(who), "%u", getuid());
+	puts("\nfor full limits on this machine");
+	if (n1) {
+		/* v1 has no delegation protocol: a directory root hands over is
+		 * one the user may create groups in and move its processes to */
+		printf("  as root (cgroup v1: warden's parent groups, handed to %s; until reboot):\n", who);
+		printf("    mkdir -p");
+		for (size_t i = 0; i < n1; i++)
+			printf(" %s", v1[i]);
+		printf("\n    chown -R %s", who);
+		for (size_t i = 0; i < n1; i++)
+			printf(" %s", v1[i]);
+		puts("");
+	}
+	if (v2 && getuid() != 0) {
+		puts("  cgroup v2, one run in a delegated scope:");
+		puts("    systemd-run --user --scope -p Delegate=yes warden run ...");
+		puts("  cgroup v2, every login (as root, then log in again):");
+		puts("    mkdir -p /etc/systemd/system/user@.service.d");
+		puts("    printf '[Service]\\nDelegate=cpu cpuset io memory pids\\n' \\");
+		puts("      > /etc/systemd/system/user@.service.d/delegate.conf");
+		puts("    systemctl daemon-reload");
+	} else if (v2) {
+		printf("  as root (cgroup v2: enable the controllers above warden's group):\n");
+		for (int k = 0; k < WLIM__N; k++)
+			if (pr->fix_version[k] == 2) {
+				printf("    echo '+memory +pids +cpu' > %s/cgroup.subtree_control\n",
+				       pr->fix_path[k]);
+				break;
+			}
+	}
+}
+
 int cmd_doctor(int argc, char **argv)
 {
 	static const char *const langs[][2] = {
@@ -75,7 +138,8 @@ int cmd_doctor(int argc, char **argv)
 	char buf[256];
 
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		puts("usage: warden doctor\n\nShows what this kernel and user can use, what falls back, and starts one jail.");
+		puts("usage: warden doctor\n\nShows what this kernel and user can use, what falls back (with the\n"
+		     "commands that give full limits), and starts one jail.\nMore: man warden-doctor");
 		return 0;
 	}
 	uname(&u);
@@ -128,6 +192,7 @@ int cmd_doctor(int argc, char **argv)
 	       pr.v2_mounted ? ", controllers: " : "",
 	       pr.v2_mounted ? (pr.v2_controllers[0] ? pr.v2_controllers : "none") : "");
 	printf("  %-18s %-5s %s\n", "always", "ok", "wall time (timerfd), file size and open files (rlimit), tmpfs sizes, output");
+	full_limits_commands(&pr);
 
 	puts("\nlanguages (as the jail sees /usr)");
 	for (size_t i = 0; i < ARRAY_SIZE(langs); i++) {

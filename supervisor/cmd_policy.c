@@ -21,7 +21,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "User profiles live in $XDG_CONFIG_HOME/warden/profiles/NAME.json\n"
 	      "(~/.config/warden/profiles) and are found before the built-in ones.\n"
-	      "The format is described in docs/policy.md.\n", f);
+	      "The format: man 5 warden-policy.  More: man warden-policy\n", f);
 }
 
 static bool is_help(const char *a)

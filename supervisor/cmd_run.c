@@ -14,7 +14,7 @@
 
 enum { OPT_PROFILE = 256, OPT_POLICY, OPT_WORKSPACE, OPT_MEMORY, OPT_PIDS, OPT_CPUS,
        OPT_TIMEOUT, OPT_NET, OPT_AUDIT, OPT_JSON, OPT_OUTPUT, OPT_CPU_TIME, OPT_NO_STDIN,
-       OPT_QUIET, OPT_HELP, OPT_SETENV, OPT_RAW };
+       OPT_QUIET, OPT_HELP, OPT_SETENV, OPT_RAW, OPT_STRICT_LIMITS };
 
 static const struct option run_opts[] = {
 	{ "profile", required_argument, NULL, OPT_PROFILE },
@@ -33,6 +33,7 @@ static const struct option run_opts[] = {
 	{ "no-stdin", no_argument, NULL, OPT_NO_STDIN },
 	{ "quiet", no_argument, NULL, OPT_QUIET },
 	{ "raw", no_argument, NULL, OPT_RAW },
+	{ "strict-limits", no_argument, NULL, OPT_STRICT_LIMITS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -40,7 +41,6 @@ static const struct option run_opts[] = {
 static void run_usage(FILE *f)
 {
 	fputs("usage: warden run [OPTIONS] [--] PROGRAM [ARG...]\n"
-	      "\n"
 	      "Runs PROGRAM in a fresh jail under a policy and relays its output.\n"
 	      "\n"
 	      "  --profile NAME      built-in or user profile (default: workspace)\n"
@@ -52,21 +52,18 @@ static void run_usage(FILE *f)
 	      "  --timeout DURATION  wall time, e.g. 30s, 5m (exit status 124)\n"
 	      "  --cpu-time DURATION total CPU time\n"
 	      "  --output SIZE       stdout+stderr limit (\"unlimited\" for none)\n"
+	      "  --strict-limits     refuse a limit nothing here enforces (see doctor)\n"
 	      "  --net none          network mode (only \"none\" is supported so far)\n"
 	      "  --env NAME=VALUE    set a variable in the jail (NAME alone: pass it)\n"
 	      "  --audit-log FILE    where to append the audit records\n"
 	      "  --json FILE         write a JSON summary of the run to FILE\n"
 	      "  --no-stdin          give the program /dev/null as stdin\n"
 	      "  --quiet             no summary lines on stderr\n"
-	      "  --raw               pass escape sequences to a terminal unchanged; by\n"
-	      "                      default, on a stdout or stderr that is a terminal,\n"
-	      "                      they are shown inert (ESC as ^[), so the program\n"
-	      "                      cannot retitle the window, move the cursor or set\n"
-	      "                      the clipboard (pipes and files always get the bytes)\n"
-	      "\n"
-	      "Exit status: the program's own; 128+N if killed by signal N; 124 on\n"
-	      "timeout; 125 if warden failed; 126/127 if PROGRAM cannot be executed\n"
-	      "or is not found.\n", f);
+	      "  --raw               pass escape sequences to a terminal unchanged (else\n"
+	      "                      shown inert, ESC as ^[, on a terminal stdout/stderr)\n"
+	      "Exit status: the program's; 128+N if killed by signal N; 124 on timeout;\n"
+	      "125 if warden failed; 126/127 if PROGRAM cannot run or is not found.\n"
+	      "More: man warden-run\n", f);
 }
 
 static int limit_arg(const char *opt, const char *v, bool size, uint64_t *out)
@@ -149,6 +146,7 @@ static int parse_run_args(int argc, char **argv, struct wrun_opts *o)
 		case OPT_NO_STDIN: o->no_stdin = true; break;
 		case OPT_QUIET: o->quiet = true; break;
 		case OPT_RAW: o->raw = true; break;
+		case OPT_STRICT_LIMITS: o->strict_limits = true; break;
 		case OPT_SETENV:
 			if (o->n_env >= ARRAY_SIZE(o->env)) {
 				wlog_error("--env: at most %zu", ARRAY_SIZE(o->env));

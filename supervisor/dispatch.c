@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "limrep.h"
 #include "session.h"
 #include "sv.h"
 #include "warden/log.h"
@@ -176,7 +177,9 @@ static int h_open(struct sv *sv, const struct wmsg *m)
 	{
 		_cleanup_free_ char *pj = policy_to_json(pol);
 		_cleanup_free_ char *lj = wlang_json();
-		wloop_send(&sv->loop, wproto_opened(&sv->broker.out, m->req, s->id, s->audit_id, pj, lj, &err),
+		_cleanup_free_ char *mj = limits_report_json(pol);
+		wloop_send(&sv->loop, wproto_opened(&sv->broker.out, m->req, s->id, s->audit_id, pj, lj,
+		                                    mj, &err),
 		           &err);
 	}
 	return 0;

@@ -6,18 +6,19 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: warden [chat] [OPTIONS] [MESSAGE]   chat with an LLM; its code runs in jails\n"
+	fputs("usage: warden [chat] [OPTIONS] [MESSAGE]   chat with an LLM; code runs in jails\n"
 	      "       warden COMMAND [ARGS]\n"
 	      "\n"
-	      "  chat [OPTIONS] [MESSAGE]            the conversation (the default; docs/chat.md)\n"
-	      "  serve --stdio [OPTIONS]             JSON-lines API for other programs (docs/serve.md)\n"
+	      "  chat [OPTIONS] [MESSAGE]            the conversation (the default)\n"
+	      "  serve --stdio [OPTIONS]             JSON-lines API for other programs\n"
 	      "  run [OPTIONS] -- PROGRAM [ARG...]   run one program in a fresh jail\n"
 	      "  policy check FILE | show NAME | list\n"
 	      "  audit [--session ID] [--denied] [--json] [--audit-log FILE]\n"
 	      "  doctor                              what this kernel and user can use\n"
 	      "  version\n"
 	      "\n"
-	      "`warden COMMAND --help` describes each command.\n", f);
+	      "`warden COMMAND --help` describes each command; see man warden, or\n"
+	      "man warden-COMMAND (warden-run, warden-chat, ...).\n", f);
 }
 
 int main(int argc, char **argv)

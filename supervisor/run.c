@@ -429,6 +429,21 @@ static int run_prepare(struct run *r, struct jail_spec *spec, struct werr *err)
 	jr_init(&r->jr, r->pol);
 	if (jr_prepare(&r->jr, cgname, true, spec, err) < 0)
 		return -1;
+	/* A cpu bandwidth limit without a writable cpu cgroup is enforced by
+	 * nothing (no rlimit caps bandwidth): said before the program starts,
+	 * or refused with --strict-limits (issue 13). */
+	if (wcg_mech(r->jr.cg, WLIM_CPUS) == WMECH_UNAVAILABLE && (o->set_cpus || o->strict_limits)) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "%s %g", o->set_cpus ? "--cpus" : "limits.cpus",
+		         r->pol->limits.cpus);
+		if (o->strict_limits)
+			return werr_set(err, 0, "--strict-limits: %s is enforced by nothing here (no "
+			                "writable cpu cgroup); see `warden doctor` for the fix, or "
+			                "drop --strict-limits", what);
+		wlog_warn("%s is enforced by nothing here (no writable cpu cgroup); see "
+		          "`warden doctor`", what);
+	}
 	if (pipe2(r->out_p, O_CLOEXEC) < 0 || pipe2(r->err_p, O_CLOEXEC) < 0 ||
 	    (!o->no_stdin && pipe2(r->in_p, O_CLOEXEC) < 0))
 		return werr_set(err, errno, "creating pipes");

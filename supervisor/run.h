@@ -21,6 +21,7 @@ struct wrun_opts {
 	double cpus;
 	bool set_memory, set_pids, set_cpus, set_timeout, set_cpu_time, set_output;
 	bool no_stdin, quiet;
+	bool strict_limits;      /* refuse a limit nothing here can enforce */
 	bool raw;                /* relay escape sequences to a terminal unchanged */
 	int out_fd, err_fd;      /* where to relay; 0 means 1 and 2 */
 };

@@ -216,19 +216,20 @@ static void serve_usage(FILE *f)
 {
 	fputs("usage: warden serve --stdio [OPTIONS]\n"
 	      "\n"
-	      "A JSON-lines API on stdin/stdout: sessions whose code runs in jails (docs/serve.md).\n"
+	      "A JSON-lines API on stdin/stdout: sessions whose code runs in jails.\n"
 	      "\n"
 	      "  --profile NAME          the default sandbox profile (default: workspace)\n"
 	      "  --policy FILE           a policy file, allowed and made the default\n"
 	      "  --allow-profile NAME    also allow this profile in \"open\" (repeatable)\n"
-	      "  --workspace DIR         the default workspace (default: .); \"open\" may name it or\n"
-	      "                          a directory below it\n"
+	      "  --workspace DIR         the default workspace (default: .); \"open\" may\n"
+	      "                          name it or a directory below it\n"
 	      "  --allow-workspace DIR   another allowed workspace root (repeatable)\n"
 	      "  --audit-log FILE        where audit records go\n"
 	      "  --broker-user USER      as root: the broker's user (default: " WBROKER_USER ")\n", f);
-	fprintf(f, "  --max-sessions N        the most sessions open at once (default: %d, or what\n"
-	           "                          the open-files limit has room for); \"open\" beyond it\n"
-	           "                          is refused\n", SV_MAX_SESSIONS);
+	fprintf(f, "  --max-sessions N        the most sessions open at once (default: %d, or\n"
+	           "                          what the open-files limit has room for)\n"
+	           "\n"
+	           "The protocol: man warden-serve (and docs/serve.md).\n", SV_MAX_SESSIONS);
 }
 
 /* The two chat options that name a file for the broker to read: the

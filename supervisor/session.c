@@ -327,7 +327,7 @@ static void finish_block(struct sv *sv, struct sv_jail *j, bool exited, const si
 	r.cpu_ms = (jr_cpu_ns(&j->jr, &st) - j->cpu0_ns) / 1000000;
 	r.peak_memory = st.have_peak ? st.peak_memory : 0;
 	r.output_bytes = j->out_total;
-	r.flags = (uint8_t)((exited ? WRES_STATE_LOST : 0) |
+	r.flags = (uint8_t)((exited ? WRES_STATE_LOST : 0) | (st.have_peak ? 0 : WRES_NO_PEAK) |
 	                    (j->tail ? WRES_TRUNCATED : 0) | (j->fresh ? WRES_FRESH : 0));
 	{
 		struct wend e;
@@ -393,7 +393,9 @@ static void finish_block(struct sv *sv, struct sv_jail *j, bool exited, const si
 	json_object_object_add(rec, "reason", json_object_new_string(wblock_reason_name(r.reason)));
 	json_object_object_add(rec, "wall_ms", json_object_new_int64((int64_t)r.wall_ms));
 	json_object_object_add(rec, "cpu_ms", json_object_new_int64((int64_t)r.cpu_ms));
-	json_object_object_add(rec, "peak_memory_bytes", json_object_new_int64((int64_t)r.peak_memory));
+	/* null, not 0, when no cgroup counts memory (issue 13) */
+	json_object_object_add(rec, "peak_memory_bytes",
+	                       st.have_peak ? json_object_new_int64((int64_t)r.peak_memory) : NULL);
 	json_object_object_add(rec, "output_bytes", json_object_new_int64((int64_t)r.output_bytes));
 	json_object_object_add(rec, "state_lost", json_object_new_boolean(exited));
 	dj = wnotify_to_json(&j->notify);

@@ -28,6 +28,8 @@ enum wmech {
 
 const char *wmech_name(enum wmech m);          /* "cgroup-v2", "rlimit", ... */
 const char *wlimit_kind_name(enum wlimit_kind k); /* "memory", "pids", ... */
+/* True when lim asks for limit k (0 = unlimited is not a request). */
+bool wlimit_requested(const struct wlimits *lim, enum wlimit_kind k);
 
 struct wcg;   /* opaque */
 
@@ -81,6 +83,11 @@ void wcg_gc_owner(pid_t owner);
 struct wcg_probe {
 	enum wmech mech[WLIM__N];      /* what wcg_create would use for each */
 	char where[WLIM__N][256];      /* parent directory it would use, or why not */
+	/* For a limit without a cgroup: the hierarchy root would have to hand
+	 * over (fix_version 1: the v1 parent directory in fix_path; 2: the v2
+	 * cgroup of this process in fix_path), or fix_version 0 if none. */
+	int fix_version[WLIM__N];
+	char fix_path[WLIM__N][256];
 	bool v2_mounted;
 	char v2_path[256];
 	char v2_controllers[256];

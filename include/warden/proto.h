@@ -18,7 +18,8 @@
  *                                                      default workspace,
  *                                                      allowed profiles (list)
  *   OPEN       req, profile, workspace, flags OPENED   req, session, audit id,
- *                                                      policy JSON, languages JSON
+ *                                                      policy JSON, languages JSON,
+ *                                                      limits JSON
  *   RUN        session, block, language, code, OUTPUT   session, block, stream, data
  *              approval
  *   INTERRUPT  session                        RESULT   (struct wresult)
@@ -32,6 +33,13 @@
  * terminal (warden chat's `e` at the approval prompt: the broker cannot run
  * programs).  It is permitted only when the supervisor runs `chat` on a
  * terminal.
+ *
+ * OPENED's limits JSON names what enforces each limit of the session's
+ * policy on this machine, e.g. {"memory":"rlimit","cpus":"unavailable",
+ * "wall_time":"timerfd",...}: "cgroup-v2", "cgroup-v1", "rlimit",
+ * "timerfd", "supervisor", "unavailable" (requested, enforced by nothing)
+ * or "none" (not requested).  Interfaces use it to say which limits are
+ * weaker (docs/serve.md, issue 13).
  *
  * The JSON strings in OPENED and LANGLIST go from the trusted side to the
  * untrusted one; the supervisor never parses JSON from the broker.
@@ -47,7 +55,7 @@
 #include "warden/err.h"
 #include "warden/reason.h"
 
-#define WPROTO_VERSION 1
+#define WPROTO_VERSION 2   /* 2: OPENED carries the limits JSON */
 #define WPROTO_FRAME_MAX (4u * 1024 * 1024)  /* whole frame, header included */
 #define WPROTO_CODE_MAX (1u * 1024 * 1024)   /* one code block */
 #define WPROTO_OUTPUT_CHUNK (64u * 1024)     /* one OUTPUT frame's data */
@@ -96,6 +104,7 @@ enum { WSTREAM_STDOUT = 1, WSTREAM_STDERR = 2 };
 #define WRES_STATE_LOST 0x1u      /* the jail ended: the next block starts fresh */
 #define WRES_TRUNCATED 0x2u       /* output passed the limit: head and tail kept */
 #define WRES_FRESH 0x4u           /* this block started a new jail */
+#define WRES_NO_PEAK 0x8u         /* no memory counter: peak_memory is unknown, not 0 */
 
 struct wdenied_count {
 	char *name;
@@ -116,7 +125,7 @@ struct wresult {
 
 /* A decoded frame.  Only the fields of its type are set (WELCOME: version,
  * profile, workspace, list; OPENED: req, session, audit_id, json = policy,
- * langs; RUN: language, data = code, flags = approval; EDIT/EDITED/ERROR:
+ * langs, limits; RUN: language, data = code, flags = approval; EDIT/EDITED/ERROR:
  * text; AUDIT: syscall, count); strings are
  * malloc'd and owned (wmsg_free), `data` points into the frame buffer and
  * is valid until the next read on the same connection. */
@@ -127,6 +136,7 @@ struct wmsg {
 	uint64_t count;
 	char *profile, *workspace, *language, *text, *audit_id, *json;
 	char *langs;                           /* OPENED/LANGLIST: languages JSON */
+	char *limits;                          /* OPENED: limits JSON */
 	char *syscall;                         /* AUDIT */
 	char **list; uint32_t n_list;          /* WELCOME's allowed profiles */
 	const uint8_t *data; size_t data_len;  /* RUN code, OUTPUT data */
@@ -154,7 +164,8 @@ int wproto_welcome(struct wbuf *out, uint32_t version, const char *default_profi
                    const char *default_workspace, char *const *profiles, uint32_t n,
                    struct werr *err);
 int wproto_opened(struct wbuf *out, uint32_t req, uint32_t session, const char *audit_id,
-                  const char *policy_json, const char *languages_json, struct werr *err);
+                  const char *policy_json, const char *languages_json,
+                  const char *limits_json, struct werr *err);
 int wproto_output(struct wbuf *out, uint32_t session, uint32_t block, uint8_t stream,
                   const void *data, size_t len, struct werr *err);
 int wproto_result(struct wbuf *out, const struct wresult *r, struct werr *err);

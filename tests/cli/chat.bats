@@ -82,6 +82,25 @@ JSON
 	req 1 | grep -q "\"tools\""
 }
 
+# Issue 13: chat says once which limits are weaker (from the OPENED limits
+# report); as root every limit has a cgroup and nothing is said.
+@test "chat: one line names the weaker limits; none as root" {
+	fake_llm <<'JSON'
+[{"text": "One.", "tool_call": {"language": "shell", "code": "echo first"}},
+ {"text": "Two.", "tool_call": {"language": "shell", "code": "echo second"}},
+ {"text": "Done."}]
+JSON
+	chat -y "twice"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"first"*"second"*"Done."* ]]
+	if is_root; then
+		[[ "$output" != *"weaker limits"* ]]
+	else
+		[ "$(grep -c 'weaker limits here' <<< "$output")" -eq 1 ]
+		[[ "$output" == *"memory, pids, cpu_time by per-process rlimits only, cpus enforced by nothing"* ]]
+	fi
+}
+
 @test "chat: --no-tools runs a fenced block from the text" {
 	fake_llm <<'JSON'
 [{"fenced": {"language": "python", "code": "print('fenced', 6 * 7)"}, "text": "Here is code:"},

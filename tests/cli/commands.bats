@@ -87,6 +87,49 @@ audit_two_sessions() {
 	[[ "$output" =~ "warden run true"\ +ok ]]
 }
 
+# Issue 13: doctor prints the exact commands that would give full limits,
+# only when a limit is weaker here.  As root every limit has a cgroup.
+@test "doctor: names the commands that give full limits, only where a limit is weaker" {
+	run "$WARDEN" doctor
+	[ "$status" -eq 0 ]
+	if is_root; then
+		[[ "$output" =~ "memory"\ +ok\ +cgroup-v ]]
+		[[ "$output" =~ "cpus"\ +ok\ +cgroup-v ]]
+		[[ "$output" != *"full limits"* ]]
+	else
+		[[ "$output" =~ "cpus"\ +NO\ +unavailable ]]
+		[[ "$output" == *"for full limits"* ]]
+		local me
+		me=$(id -un)
+		if grep -q ' - cgroup cgroup .*memory' /proc/self/mountinfo; then
+			# cgroup v1: root creates warden's parent and hands it over
+			[[ "$output" == *"mkdir -p /sys/fs/cgroup/memory/"*"/warden"* ]]
+			[[ "$output" == *"chown -R $me "*"/sys/fs/cgroup/cpu/warden"* ]]
+		else
+			[[ "$output" == *"Delegate="* ]]
+		fi
+	fi
+}
+
+# Issue 13: each --help fits one 80x24 screen and points to its man page
+# (which exists in man/).
+@test "usage: every --help fits 24 lines of 80 columns and names its man page" {
+	local c page long n
+	for c in "" run serve chat doctor audit policy; do
+		page=warden${c:+-$c}
+		run "$WARDEN" $c --help
+		[ "$status" -eq 0 ]
+		# $lines drops blank lines: count them all
+		n=$(printf '%s\n' "$output" | wc -l)
+		echo "warden $c --help: $n lines"
+		[ "$n" -le 24 ]
+		long=$(printf '%s\n' "$output" | awk 'length($0) > 80')
+		[ -z "$long" ]
+		[[ "$output" == *"man $page"* ]]
+		[ -f "$WARDEN_TOP/man/$page.1" ]
+	done
+}
+
 @test "usage: unknown command and --version" {
 	run "$WARDEN" frobnicate
 	[ "$status" -eq 2 ]

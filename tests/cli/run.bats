@@ -398,6 +398,28 @@ while True:
 	rm -f "$WS.log"
 }
 
+# Issue 13: a limit enforced by nothing is a warning of its own, naming the
+# option; --strict-limits refuses to start the program instead.
+@test "run: --cpus enforced by nothing is a clear warning; --strict-limits refuses it" {
+	wrun --cpus 0.5 -- /bin/sh -c 'touch ran'
+	[ "$status" -eq 0 ]
+	[ -e "$WS/ran" ]
+	rm -f "$WS/ran"
+	wrun --strict-limits --cpus 0.5 -- /bin/sh -c 'touch ran'
+	if is_root; then
+		[ "$status" -eq 0 ]
+		[ -e "$WS/ran" ]
+		[[ "$output" != *"enforced by nothing"* ]]
+	else
+		[ "$status" -eq 125 ]
+		[ ! -e "$WS/ran" ]
+		[[ "$output" == *"--cpus 0.5 is enforced by nothing"* ]]
+		[[ "$output" == *"warden doctor"* ]]
+		wrun --cpus 0.5 -- /bin/true
+		[[ "$output" == *"warning: --cpus 0.5 is enforced by nothing"* ]]
+	fi
+}
+
 @test "run: --help documents every option" {
 	run "$WARDEN" run --help
 	[ "$status" -eq 0 ]

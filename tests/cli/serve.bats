@@ -182,3 +182,7 @@ serve_client() {
 @test "serve: the root's hides that land inside a workspace below it are hidden there (G22c)" {
 	serve_client deep_hide --allow-profile deephide
 }
+
+@test "serve: opened names each limit's mechanism; no memory counter gives a null peak (issue 13)" {
+	serve_client limits
+}

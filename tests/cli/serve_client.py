@@ -190,6 +190,38 @@ def sc_open(s, args):
           "run after close: %s" % ev)
 
 
+def sc_limits(s, args):
+    """Issue 13: the opened event names the mechanism of each limit, and a
+    result without a memory counter says so (null, never 0).  As root every
+    cgroup limit is a cgroup; unprivileged without a delegated cgroup
+    (tests/run.sh's warden-test) they are the fallbacks."""
+    rid = s.send({"op": "open"})
+    ev = s.wait_id(rid)
+    check(ev.get("event") == "opened", "open: %s" % ev)
+    lim = ev.get("limits")
+    check(isinstance(lim, dict), "opened without limits: %s" % ev)
+    for k in ("memory", "pids", "cpus", "cpu_time", "wall_time", "file_size",
+              "open_files", "output"):
+        check(isinstance(lim.get(k), str), "limits.%s: %s" % (k, lim))
+    check(lim["wall_time"] == "timerfd" and lim["output"] == "supervisor"
+          and lim["file_size"] == "rlimit", "always-on limits: %s" % lim)
+    if os.geteuid() == 0:
+        for k in ("memory", "pids", "cpus", "cpu_time"):
+            check(lim[k] in ("cgroup-v1", "cgroup-v2"), "as root, %s: %s" % (k, lim))
+    else:
+        check(lim["memory"] == "rlimit" and lim["pids"] == "rlimit"
+              and lim["cpu_time"] == "rlimit", "unprivileged fallbacks: %s" % lim)
+        check(lim["cpus"] == "unavailable", "unprivileged cpus: %s" % lim)
+    out, err, res, _ = s.run(ev["session"], "python", "x = bytearray(32 << 20)\nprint(len(x))")
+    ok_result(res, "a block")
+    check("peak_memory_bytes" in res, "result without peak_memory_bytes: %s" % res)
+    if lim["memory"] in ("cgroup-v1", "cgroup-v2"):
+        check(isinstance(res["peak_memory_bytes"], int) and res["peak_memory_bytes"] >= 32 << 20,
+              "peak memory with a cgroup: %s" % res)
+    else:
+        check(res["peak_memory_bytes"] is None, "peak memory without a counter: %s" % res)
+
+
 def sc_python_state(s, args):
     ws = args["workspace"]
     sid = s.open()
