@@ -3,6 +3,9 @@
 #ifndef WARDEN_SV_LIMREP_H
 #define WARDEN_SV_LIMREP_H
 
+#include <json-c/json.h>
+
+#include "warden/cgroup.h"
 #include "warden/policy.h"
 
 /* A JSON object, malloc'd: {"memory":"cgroup-v1","pids":"rlimit",
@@ -11,5 +14,11 @@
  * "none" for a limit the policy does not set.  The cgroup limits are what
  * wcg_create would choose (wcg_probe), the same choice each jail makes. */
 char *limits_report_json(const struct wpolicy *p);
+
+/* The same object for any source of the cgroup limits' mechanisms (the
+ * probe above, or a run's own cgroup, supervisor/run.c): those four from
+ * mech[], the others from what enforces them whatever the machine.  One
+ * place for the names both reports use. */
+json_object *limits_mech_object(const struct wpolicy *p, const enum wmech mech[WLIM__N]);
 
 #endif

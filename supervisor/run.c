@@ -38,6 +38,7 @@
 #include "warden/sanitize.h"
 #include "warden/util.h"
 #include "jailrun.h"
+#include "limrep.h"
 #include "loop.h"
 #include "sv.h"
 
@@ -342,16 +343,13 @@ static void run_loop(struct run *r)
 static json_object *limits_json(const struct wpolicy *p, const struct wcg *cg, bool landlock,
                                 int abi)
 {
-	json_object *o = json_object_new_object();
+	enum wmech mech[WLIM__N];
+	json_object *o;
 	char buf[64];
 
 	for (int k = 0; k < WLIM__N; k++)
-		json_object_object_add(o, wlimit_kind_name((enum wlimit_kind)k),
-		                       json_object_new_string(wmech_name(wcg_mech(cg, (enum wlimit_kind)k))));
-	json_object_object_add(o, "wall_time", json_object_new_string(p->limits.wall_ms ? "timerfd" : "none"));
-	json_object_object_add(o, "file_size", json_object_new_string(p->limits.file_size ? "rlimit" : "none"));
-	json_object_object_add(o, "open_files", json_object_new_string(p->limits.open_files ? "rlimit" : "none"));
-	json_object_object_add(o, "output", json_object_new_string(p->limits.output ? "supervisor" : "none"));
+		mech[k] = wcg_mech(cg, (enum wlimit_kind)k);
+	o = limits_mech_object(p, mech);
 	json_object_object_add(o, "tmpfs", json_object_new_string("tmpfs size"));
 	if (landlock)
 		snprintf(buf, sizeof(buf), "landlock-abi-%d", abi);
