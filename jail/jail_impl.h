@@ -16,9 +16,6 @@ struct wplan {
 };
 int jail_plan(const struct jail_spec *spec, struct wplan *plan, struct werr *err);
 void jail_plan_free(struct wplan *plan);
-/* O_PATH of path (relative to dirfd) with no symlink followed in any
- * component; a final symlink is opened itself.  Needs openat2 (5.6). */
-int jail_open_nofollow(int dirfd, const char *path, struct werr *err);
 
 /* jail/idmap.c: as root, take a host uid slot and idmap the workspace and
  * the read-write binds to it (tree_fd); then clone3 from a helper holding

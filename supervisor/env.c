@@ -10,11 +10,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <fcntl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-#include <linux/openat2.h>
 
 #include "sv.h"
+#include "warden/jail.h"
 #include "warden/util.h"
 
 uint64_t sv_now_ms(void)
@@ -159,13 +158,16 @@ int sv_resolve_workspace(const char *in, char out[PATH_MAX], struct werr *err)
 
 int sv_open_workspace(const char *ws, struct werr *err)
 {
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-	                        .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	long fd = syscall(SYS_openat2, AT_FDCWD, ws, &how, sizeof(how));
+	struct stat st;
+	int fd = jail_open_nofollow(AT_FDCWD, ws, err);
 
-	if (fd < 0)
-		return werr_set(err, errno, "workspace %s changed while it was being opened", ws);
-	return (int)fd;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+		return fd;
+	if (fd >= 0) {
+		close(fd);
+		werr_set(err, ENOTDIR, "%s", ws);
+	}
+	return werr_wrap(err, "workspace %s changed while it was being opened", ws);
 }
 
 void sv_sha256_hex(const void *data, size_t len, char out[65])

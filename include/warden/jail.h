@@ -97,6 +97,10 @@ enum jail_ev jail_read(struct jail *j);
  * (it was killed), si is left as it is. */
 void jail_exit_status(struct jail *j, siginfo_t *si);
 
+/* O_PATH of path (relative to dirfd) with no symlink followed in any
+ * component; a final symlink is opened itself.  Needs openat2 (5.6). */
+int jail_open_nofollow(int dirfd, const char *path, struct werr *err);
+
 /* Kernel features, for doctor and for degrading explicitly. */
 int landlock_abi_version(void);     /* <= 0 when unavailable */
 
