@@ -20,8 +20,10 @@
  *               exit(n) ends the block with status n, not the session.
  *   ruby        local variables of the top-level binding, methods, classes,
  *               require'd libraries, cwd.  exit(n) ends only the block.
- *   r           the global environment, attached packages, cwd.  UNTESTED:
- *               R is not installed where warden is developed. */
+ *   r           the global environment, attached packages, cwd; visible
+ *               values are printed as the console prints them.  Programs
+ *               a block starts inherit fd 4 (R cannot mark it
+ *               close-on-exec; SECURITY.md, G20). */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>

@@ -148,14 +148,16 @@ static void test_sources(void **state)
 }
 
 /* R's front end passes -e text through echo and an unquoted expansion, and
- * R takes at most 10000 bytes of it, blanks counting 3 (~+~, ~n~, ~t~). */
+ * R takes at most 10000 bytes of it, blanks counting 3 (~+~, ~n~).  R 4.2
+ * (Debian 12) does not encode tabs: one splits the text into arguments R
+ * ignores, and the driver dies with "unexpected end of input". */
 static void test_r_driver_fits_rscript(void **state)
 {
 	const char *text = embedded(wlang_find("r")->driver);
 	size_t n = 0;
 
 	assert_non_null(text);
-	assert_null(strpbrk(text, "\\*?["));
+	assert_null(strpbrk(text, "\\*?[\t"));
 	for (const char *p = text; *p; p++)
 		n += strchr(" \n\t", *p) ? 3 : 1;
 	assert_true(n < 10000);
