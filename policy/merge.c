@@ -18,13 +18,17 @@
 #include "internal.h"
 #include "warden/util.h"
 
-/* /etc entries a general-purpose program expects: TLS roots, time zone,
- * the dynamic linker's cache, name service configuration.  All optional:
- * a system without one still runs. */
+/* Host configuration a general-purpose program expects: TLS roots, time
+ * zone, the dynamic linker's cache, name service configuration; and what
+ * Debian's data stacks read at start (fontconfig's configuration and cache,
+ * matplotlib's system matplotlibrc, R's /etc/R, which R_HOME/etc links
+ * to).  All public, none holds a secret (SECURITY.md, G150).  All
+ * optional: a system without one still runs. */
 static const char *const default_etc[] = {
 	"/etc/ssl", "/etc/ca-certificates", "/etc/alternatives", "/etc/localtime",
 	"/etc/ld.so.cache", "/etc/nsswitch.conf", "/etc/mime.types",
 	"/etc/protocols", "/etc/services",
+	"/etc/fonts", "/var/cache/fontconfig", "/etc/matplotlibrc", "/etc/R",
 };
 
 void wpolicy_defaults(struct wpolicy *p)
@@ -75,6 +79,11 @@ void wpolicy_defaults(struct wpolicy *p)
 	wstrv_push(&p->env_set_vals, "/usr/local/bin:/usr/bin:/bin");
 	wstrv_push(&p->env_set_keys, "TMPDIR");
 	wstrv_push(&p->env_set_vals, "/tmp");
+	/* node's require() does not look in the global module directories
+	 * (npm -g, Debian's node-* packages) without this */
+	wstrv_push(&p->env_set_keys, "NODE_PATH");
+	wstrv_push(&p->env_set_vals, "/usr/local/lib/node_modules:/usr/lib/node_modules:"
+	           "/usr/share/nodejs");
 	p->workspace_writable = true;
 }
 

@@ -449,6 +449,7 @@ static const char *const etc[] = {
 	"/etc/ssl", "/etc/ca-certificates", "/etc/alternatives", "/etc/localtime",
 	"/etc/ld.so.cache", "/etc/nsswitch.conf", "/etc/mime.types",
 	"/etc/protocols", "/etc/services",
+	"/etc/fonts", "/var/cache/fontconfig", "/etc/matplotlibrc", "/etc/R",
 };
 
 static void test_defaults(void **state)
@@ -458,10 +459,12 @@ static void test_defaults(void **state)
 		"/usr", "/etc/ssl", "/etc/ca-certificates", "/etc/alternatives", "/etc/localtime",
 		"/etc/ld.so.cache", "/etc/nsswitch.conf", "/etc/mime.types",
 		"/etc/protocols", "/etc/services",
+		"/etc/fonts", "/var/cache/fontconfig", "/etc/matplotlibrc", "/etc/R",
 	};
 	static const char *const pass[] = { "LANG", "LC_ALL", "TERM", "TZ" };
-	static const char *const setk[] = { "HOME", "PATH", "TMPDIR" };
-	static const char *const setv[] = { "$HOME", "/usr/local/bin:/usr/bin:/bin", "/tmp" };
+	static const char *const setk[] = { "HOME", "PATH", "TMPDIR", "NODE_PATH" };
+	static const char *const setv[] = { "$HOME", "/usr/local/bin:/usr/bin:/bin", "/tmp",
+		"/usr/local/lib/node_modules:/usr/lib/node_modules:/usr/share/nodejs" };
 	static const char *const rw[] = { "$WORKSPACE" };
 
 	assert_string_equal(p->name, "t");            /* from the source name */
@@ -595,10 +598,10 @@ static void test_append(void **state)
 	size_t i;
 
 	p = load_ok("{\"filesystem\": {\"read_only+\": [\"/opt\"]}}");
-	assert_int_equal(p->read_only.n, 11);              /* the defaults' 10, then /opt */
+	assert_int_equal(p->read_only.n, 15);              /* the defaults' 14, then /opt */
 	assert_string_equal(p->read_only.v[0], "/usr");
-	assert_string_equal(p->read_only.v[10], "/opt");
-	assert_int_equal(p->optional.n, 9);                /* inherited, untouched */
+	assert_string_equal(p->read_only.v[14], "/opt");
+	assert_int_equal(p->optional.n, 13);               /* inherited, untouched */
 	assert_true(p->workspace_writable);
 	round_trip(p);
 	policy_free(p);
@@ -643,8 +646,8 @@ static void test_append(void **state)
 	            "\"PYTHONDONTWRITEBYTECODE\": \"1\"}}}");
 	assert_int_equal(p->env_pass.n, 5);
 	assert_string_equal(p->env_pass.v[4], "MPLBACKEND");
-	assert_int_equal(p->env_set_keys.n, 4);
-	assert_int_equal(p->env_set_vals.n, 4);
+	assert_int_equal(p->env_set_keys.n, 5);
+	assert_int_equal(p->env_set_vals.n, 5);
 	for (i = 0; i < p->env_set_keys.n; i++)
 		if (!strcmp(p->env_set_keys.v[i], "PATH"))
 			assert_string_equal(p->env_set_vals.v[i], "/x");
