@@ -2,28 +2,32 @@
 # Run as `Rscript --vanilla -e <this text>` inside the jail.  Tested with
 # Debian 12's r-base-core (tests/cli/drivers.bats, tests/cli/stacks.bats).
 #
-# Reads "R <len>" + newline + <len> bytes of UTF-8 code from fd 4,
-# evaluates each top-level expression of the block in the global
-# environment (printing visible values, as the R console does), flushes and
-# writes "D <status>" + newline on fd 4.  EOF: exit 0.  R cannot use a
-# socket it inherited, so two helpers carry the bytes: `cat <&4` (reading)
-# and `cat >&4` (writing), started with SIGINT ignored so that an interrupt
-# leaves them alone.  They need /bin/sh and cat in the jail; the -e text
-# also needs a writable TMPDIR (R writes it to a temporary file).
+# Reads "R <len>" + newline + <len> bytes of UTF-8 code, evaluates each
+# top-level expression of the block in the global environment (printing
+# visible values, as the R console does), flushes and writes "D <status>" +
+# newline.  EOF: exit 0.  R cannot use a socket it inherited on fd 4, and
+# between blocks the session kills every process of the jail but the
+# driver (SECURITY.md, G36), so no helper process can carry the bytes for
+# it: supervisor/lang.c starts R through sh with the control socket as its
+# stdin (fd 4 closed), R reads frames with file("stdin"), and each "D" is
+# written by one short-lived sh (echo >&0) that ignores SIGINT and is
+# started again if an interrupt killed it before it wrote.  So programs a block
+# starts get the control socket as their stdin (supervisor/lang.c).
 #
 # R's front-end script passes -e through `echo` and unquoted expansion, and
 # R takes at most 10000 bytes of -e text: this file must contain no
 # backslash, no glob character (asterisk, question mark, bracket) and no
 # tab (R 4.2's script encodes only spaces and newlines, so a tab splits the
-# text into ignored arguments), and stay small (the unit test checks).  Everything is inside local() so that
-# the global environment holds only the user's names.
+# text into ignored arguments), and stay small (the unit test checks).  The
+# -e text needs a writable TMPDIR (R writes it to a temporary file).
+# Everything is inside local() so that the global environment holds only
+# the user's names.
 #
 # Interrupts are held back while the driver waits for a frame and allowed
 # only while a block runs; one that came between blocks is spent before the
 # next block starts, so it does not interrupt that block.
 local({
-  rd <- pipe("trap '' INT; exec cat <&4", open = "rb")
-  wr <- pipe("trap '' INT; exec cat >&4", open = "wb")
+  rd <- file("stdin", open = "rb")
   nl <- as.raw(10)
   options(warn = 1)
 
@@ -32,7 +36,7 @@ local({
     quit(save = "no", status = 2, runLast = FALSE)
   }
 
-  # exactly n bytes from fd 4 (fewer only at EOF)
+  # exactly n bytes of the control socket (fewer only at EOF)
   read_bytes <- function(n) {
     out <- raw(0)
     while (length(out) < n) {
@@ -112,7 +116,12 @@ local({
     status <- run(code)
     try(flush(stdout()), silent = TRUE)
     try(flush(stderr()), silent = TRUE)
-    writeBin(c(charToRaw(paste0("D ", status)), nl), wr)
-    flush(wr)
+    # system() gives a killed child's signal.  2: a SIGINT came before
+    # the trap, nothing was written, write again.  9: the sweep that
+    # follows a block killed it after it wrote (G36).
+    repeat {
+      if (system(paste0("trap '' INT; echo D ", status, " >&0")) != 2)
+        break
+    }
   })
 })

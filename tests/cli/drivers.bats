@@ -10,9 +10,9 @@ setup() { common_setup; }
 teardown() { common_teardown; }
 
 LANGS="python javascript shell perl ruby r"
-# R cannot close fd 1 or mark fd 4 close-on-exec (its helpers `cat <&4` and
-# `cat >&4` need fd 4 inherited): those two tests leave it out, and
-# SECURITY.md says what that means (G20 holds regardless).
+# R cannot close its fd 1, and the programs an R block starts inherit the
+# control socket (R reads its frames on stdin: drivers/r.R): those two
+# tests leave it out, and SECURITY.md says what that means (G20, G151).
 LANGS_NOT_R="python javascript shell perl ruby"
 
 harness() {

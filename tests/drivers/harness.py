@@ -45,7 +45,7 @@ def lang_table():
             raise SystemExit("lang.c: %s is not NULL-terminated" % m.group(1))
         arrays[m.group(1)] = [json_str(x) for x in items[:-1]]
     table = {}
-    for m in re.finditer(r'\{ "(\w+)", "([^"]*)", "([^"]+)", (\w+), (true|false) \}', src):
+    for m in re.finditer(r'\{ "(\w+)", "([^"]*)", "([^"]+)", (\w+), (true|false), (?:"\w+"|NULL) \}', src):
         table[m.group(1)] = (m.group(3), arrays[m.group(4)])
     if not table:
         raise SystemExit("lang.c: no table found")

@@ -117,7 +117,7 @@ static void test_argv(void **state)
 
 	/* a driver that is not embedded: NULL, not a half-built argv */
 	static const char *const fake_argv[] = { "sh", "@DRIVER@", NULL };
-	const struct wlang fake = { "fake", "", "no-such-driver.sh", fake_argv, true };
+	const struct wlang fake = { "fake", "", "no-such-driver.sh", fake_argv, true, NULL };
 	assert_null(wlang_argv(&fake));
 	assert_null(wlang_argv(NULL));
 	wlang_argv_free(NULL);
@@ -180,14 +180,15 @@ static void test_installed(void **state)
 {
 	static const char *const none_argv[] = { "no-such-interpreter-xyz", "@DRIVER@", NULL };
 	static const char *const abs_argv[] = { "/usr/bin/python3", "@DRIVER@", NULL };
-	const struct wlang none = { "none", "", "python.py", none_argv, true };
-	const struct wlang abs = { "abs", "", "python.py", abs_argv, true };
+	const struct wlang none = { "none", "", "python.py", none_argv, true, NULL };
+	const struct wlang abs = { "abs", "", "python.py", abs_argv, true, NULL };
 
 	assert_false(wlang_installed(&none));
 	assert_false(wlang_installed(&abs));
 	assert_false(wlang_installed(NULL));
 	for (size_t i = 0; i < wlangs_n; i++)
-		assert_int_equal(wlang_installed(&wlangs[i]), on_path(wlangs[i].argv[0]));
+		assert_int_equal(wlang_installed(&wlangs[i]),
+		                 on_path(wlangs[i].program ? wlangs[i].program : wlangs[i].argv[0]));
 	/* the tests need these; the jail only sees /usr */
 	assert_true(wlang_installed(wlang_find("python")));
 	assert_true(wlang_installed(wlang_find("shell")));
