@@ -59,6 +59,16 @@ EOF
 	[ "$output" = "agg 285" ]
 	stderr_clean
 	png_is "$WS/plot.png" 400 300
+	# the files opened for it are read-only (G150): judged on the host
+	local before
+	before=$(stat -c %s:%Y /etc/matplotlibrc)
+	wrun --quiet -- /bin/sh -c 'echo x >> /etc/matplotlibrc || exit 3; touch /etc/fonts/x || exit 4'
+	echo "$output"
+	[ "$status" -eq 3 ]
+	# (as root the jail's uid is not the files' owner: EACCES comes first)
+	[[ "$output" == *"Read-only file system"* || "$output" == *"Permission denied"* ]]
+	[ "$(stat -c %s:%Y /etc/matplotlibrc)" = "$before" ]
+	[ ! -e /etc/fonts/x ]
 	# fontconfig's view in the jail: the host's fonts, no complaint
 	run --separate-stderr "$WARDEN" run --quiet --workspace "$WS" -- /usr/bin/fc-match sans
 	echo "$output $stderr"

@@ -312,6 +312,10 @@ static const struct bad bad_cases[] = {
 	  "\"X\" is in both \"pass\" and \"set\"" },
 	{ "append_allow_mode_none", "{\"network\": {@\"allow+\": [\"a.org:443\"]}}",
 	  "\"allow\" has no effect when \"mode\" is \"none\"" },
+	{ "append_forbidden_syscall", "{\"syscalls\": {\"allow_extra+\": [@\"ptrace\"]}}",
+	  "ptrace can never be allowed" },
+	{ "append_tmpfs_workspace", "{\"filesystem\": {\"tmpfs+\": {@\"$WORKSPACE\": \"1M\"}}}",
+	  "a tmpfs over the workspace would hide it" },
 	{ "append_tmpfs_size", "{\"filesystem\": {\"tmpfs+\": {\"/var/tmp\": @\"0\"}}}", "must be more than 0" },
 };
 
