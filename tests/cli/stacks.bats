@@ -190,3 +190,42 @@ print("merged")' "$output" "$WS.extra"
 	[ "$status" -eq 1 ]
 	[[ "$output" == "$WS.policy.json:2:14: \"memory\" is not a list or a map"* ]]
 }
+
+@test "stacks: in chat, a java block is refused with the available languages, the model is told, R runs" {
+	need /usr/bin/Rscript r-base-core
+	local T port fake
+	T=$(mktemp -d /tmp/warden-stacks.XXXXXX)
+	chmod 755 "$T"
+	mkdir -p "$T/home"
+	cat > "$T/script.json" <<'JSON'
+[{"text": "Trying Java.", "tool_call": {"language": "java", "code": "System.out.println(1);"}},
+ {"text": "Then R.", "tool_call": {"language": "r", "code": "cat(6 * 7, '\\n')"}},
+ {"text": "Done."}]
+JSON
+	python3 "$WARDEN_TOP/tests/fakes/llm_server.py" "$T/script.json" --log "$T/req.log" \
+		--idle 120 > "$T/port" 2> "$T/fake.err" &
+	fake=$!
+	for _ in $(seq 200); do
+		[ -s "$T/port" ] && break
+		sleep 0.05
+	done
+	port=$(head -1 "$T/port")
+	run env -u OPENAI_API_KEY HOME="$T/home" XDG_CONFIG_HOME="$T/config" XDG_DATA_HOME="$T/data" \
+		timeout -k 5 120 "$WARDEN" chat -y --workspace "$WS" --model openai/fake \
+		--api-base "http://127.0.0.1:$port/v1" --api-key sk-stacks "hi"
+	kill "$fake" 2>/dev/null || true
+	wait "$fake" 2>/dev/null || true
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'unknown language "java"; available: python, '*', r'* ]]
+	[[ "$output" == *$'\n42 \n'* ]]
+	# the model got the refusal as the block's result
+	run python3 -c 'import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["n"] == 2:
+        print(r["body"]["messages"][-1]["content"])' "$T/req.log"
+	rm -rf "$T"
+	echo "$output"
+	[[ "$output" == *'unknown language "java"; available: '*'ruby, r'* ]]
+}
