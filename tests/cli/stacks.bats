@@ -229,3 +229,14 @@ for l in open(sys.argv[1]):
 	echo "$output"
 	[[ "$output" == *'unknown language "java"; available: '*'ruby, r'* ]]
 }
+
+@test "stacks: under strict, with HOME in the read-only workspace, matplotlib imports without a warning" {
+	need /usr/lib/python3/dist-packages/matplotlib python3-matplotlib
+	run --separate-stderr env HOME="$WS" "$WARDEN" run --quiet --profile strict --workspace "$WS" -- \
+		/usr/bin/python3 -c 'import os, matplotlib.pyplot; print(os.environ["HOME"], os.environ["MPLCONFIGDIR"])'
+	echo "stdout: $output"
+	echo "stderr: $stderr"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$WS /tmp/matplotlib" ]
+	stderr_clean
+}
