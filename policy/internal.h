@@ -82,6 +82,10 @@ int wpolicy_parse_fields(const struct wsrc *s, json_object *root, struct wpolicy
                          bool set[F__COUNT], bool append[F__COUNT], char **extends,
                          struct werr *err);
 
+/* "filesystem.read_only" for F_READ_ONLY (the section and the key, as
+ * written in a file), in buf; "" for a top-level field. */
+const char *wpolicy_field_path(int f, char *buf, size_t len);
+
 /* ---- syntax.c ---------------------------------------------------------- */
 
 /* Profile names: letters, digits, '-', '_', '.'; not starting with '.',

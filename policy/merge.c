@@ -159,35 +159,30 @@ static void gone(struct mctx *m, int f, size_t i)
 		m->own[f]--;
 }
 
-/* The JSON path of a list or map field, for messages. */
-static const char *field_path(int f)
-{
-	switch (f) {
-	case F_READ_ONLY:   return "filesystem.read_only";
-	case F_READ_WRITE:  return "filesystem.read_write";
-	case F_OPTIONAL:    return "filesystem.optional";
-	case F_TMPFS:       return "filesystem.tmpfs";
-	case F_HIDE:        return "filesystem.hide";
-	case F_NET_ALLOW:   return "network.allow";
-	case F_ALLOW_EXTRA: return "syscalls.allow_extra";
-	case F_DENY_EXTRA:  return "syscalls.deny_extra";
-	case F_ENV_PASS:    return "env.pass";
-	case F_ENV_SET:     return "env.set";
-	default:            return "";
-	}
-}
-
 /* Where this file wrote entry i of list f: "filesystem.read_only+[0]". */
 static char *entry_path(const struct mctx *m, int f, size_t i)
 {
-	return xasprintf("%s%s[%zu]", field_path(f), m->append[f] ? "+" : "",
-	                 i - (m->append[f] ? m->own[f] : 0));
+	char path[64];
+
+	return xasprintf("%s%s[%zu]", wpolicy_field_path(f, path, sizeof(path)),
+	                 m->append[f] ? "+" : "", i - (m->append[f] ? m->own[f] : 0));
 }
 
 /* Where this file wrote the entry `name` of map f: "env.set+.PATH". */
 static char *name_path(const struct mctx *m, int f, const char *name)
 {
-	return xasprintf("%s%s.%s", field_path(f), m->append[f] ? "+" : "", name);
+	char path[64];
+
+	return xasprintf("%s%s.%s", wpolicy_field_path(f, path, sizeof(path)),
+	                 m->append[f] ? "+" : "", name);
+}
+
+/* "read_only" for F_READ_ONLY: the key alone, for messages. */
+static const char *field_key(int f, char *buf, size_t len)
+{
+	const char *dot = strrchr(wpolicy_field_path(f, buf, len), '.');
+
+	return dot ? dot + 1 : buf;
 }
 
 static void tmpfs_remove(struct wpolicy *p, size_t i)
@@ -206,7 +201,8 @@ static int append_field(struct mctx *m, struct wpolicy *base, struct wpolicy *ch
 
 	if (v) {
 		struct wstrv *cv = policy_strv_field(child, f);
-		const char *key = strrchr(field_path(f), '.') + 1;
+		char kb[64];
+		const char *key = field_key(f, kb, sizeof(kb));
 
 		m->own[f] = v->n;
 		for (i = 0; i < cv->n; i++) {
@@ -385,9 +381,11 @@ static int check_exclusive(struct mctx *m, struct wstrv *a, int fa, struct wstrv
 		if (mine(m, fa, i) && mine(m, fb, j)) {
 			_cleanup_free_ char *where = b_vals ? name_path(m, fb, b->v[j]) :
 			                                      entry_path(m, fb, j);
+			char ka[64], kb[64];
+
 			return wsrc_err_key(m->s, where, m->err, "\"%s\" is in both \"%s\" and "
-			                    "\"%s\"; %s", a->v[i], strrchr(field_path(fa), '.') + 1,
-			                    strrchr(field_path(fb), '.') + 1, what);
+			                    "\"%s\"; %s", a->v[i], field_key(fa, ka, sizeof(ka)),
+			                    field_key(fb, kb, sizeof(kb)), what);
 		}
 		if (mine(m, fa, i)) {
 			gone(m, fb, j);

@@ -105,6 +105,21 @@ struct pctx {
 	struct werr *err;
 };
 
+/* "filesystem.read_only" for F_READ_ONLY: where a field's key is written,
+ * from the tables above (merge.c names entries by it).  "" for a field no
+ * section holds. */
+const char *wpolicy_field_path(int f, char *buf, size_t len)
+{
+	size_t i, j;
+
+	buf[0] = '\0';
+	for (i = 0; top_keys[i].key; i++)
+		for (j = 0; top_keys[i].sub && top_keys[i].sub[j].key; j++)
+			if (top_keys[i].sub[j].field == f)
+				snprintf(buf, len, "%s.%s", top_keys[i].key, top_keys[i].sub[j].key);
+	return buf;
+}
+
 /* ---- suggestions ------------------------------------------------------- */
 
 static int lower(int c)
