@@ -75,9 +75,16 @@ enum wfield {
 };
 
 /* Read the keys present in `root` into *p (which starts zeroed) and mark
- * them in set[].  `extends` receives the parent's name, if any. */
+ * them in set[]; append[f] marks a list or map written "KEY+" (its entries
+ * are added to the inherited ones).  `extends` receives the parent's name,
+ * if any. */
 int wpolicy_parse_fields(const struct wsrc *s, json_object *root, struct wpolicy *p,
-                         bool set[F__COUNT], char **extends, struct werr *err);
+                         bool set[F__COUNT], bool append[F__COUNT], char **extends,
+                         struct werr *err);
+
+/* "filesystem.read_only" for F_READ_ONLY (the section and the key, as
+ * written in a file), in buf; "" for a top-level field. */
+const char *wpolicy_field_path(int f, char *buf, size_t len);
 
 /* ---- syntax.c ---------------------------------------------------------- */
 
@@ -100,11 +107,11 @@ const char *whostport_problem(const char *s);
 void wpolicy_defaults(struct wpolicy *p);
 
 /* Move the fields set[] in `child` over those of `base` (the resolved
- * parent, or the defaults), then check what spans several keys.  A key set
+ * parent, or the defaults), or add them to base's for append[], then check what spans several keys.  A key set
  * in this file wins over an inherited one it contradicts; two keys of the
  * same file that contradict each other are an error located in `s`. */
 int wpolicy_merge(const struct wsrc *s, struct wpolicy *base, struct wpolicy *child,
-                  const bool set[F__COUNT], struct werr *err);
+                  const bool set[F__COUNT], const bool append[F__COUNT], struct werr *err);
 
 /* ---- expand.c ---------------------------------------------------------- */
 

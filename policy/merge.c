@@ -3,24 +3,32 @@
  * A policy file is read into a partial policy plus the set of keys it
  * names (parse.c).  Its base is the policy it `extends` (already resolved)
  * or the defaults below.  Each key named in the file replaces the base's
- * value whole: lists and maps (tmpfs, env.set) are replaced, not merged.
+ * value whole: lists and maps (tmpfs, env.set) are replaced, not merged --
+ * unless the file wrote the key as "KEY+": then its entries are added to
+ * the base's (a map's key the base has gets the new value; a list entry the
+ * base has is an error, so that a file never says something twice).
  *
  * Then the keys are checked against each other.  The rule: a key written in
  * this file wins over an inherited key it contradicts (the inherited entry
  * is dropped); two keys written in the same file that contradict each other
- * are an error, located in the file. */
+ * are an error, located in the file.  "Written in this file" is decided per
+ * entry (struct mctx), since a "KEY+" list holds inherited entries too. */
 #include <string.h>
 
 #include "internal.h"
 #include "warden/util.h"
 
-/* /etc entries a general-purpose program expects: TLS roots, time zone,
- * the dynamic linker's cache, name service configuration.  All optional:
- * a system without one still runs. */
+/* Host configuration a general-purpose program expects: TLS roots, time
+ * zone, the dynamic linker's cache, name service configuration; and what
+ * Debian's data stacks read at start (fontconfig's configuration and cache,
+ * matplotlib's system matplotlibrc, R's /etc/R, which R_HOME/etc links
+ * to).  All public, none holds a secret (SECURITY.md, G150).  All
+ * optional: a system without one still runs. */
 static const char *const default_etc[] = {
 	"/etc/ssl", "/etc/ca-certificates", "/etc/alternatives", "/etc/localtime",
 	"/etc/ld.so.cache", "/etc/nsswitch.conf", "/etc/mime.types",
 	"/etc/protocols", "/etc/services",
+	"/etc/fonts", "/var/cache/fontconfig", "/etc/matplotlibrc", "/etc/R",
 };
 
 void wpolicy_defaults(struct wpolicy *p)
@@ -71,6 +79,11 @@ void wpolicy_defaults(struct wpolicy *p)
 	wstrv_push(&p->env_set_vals, "/usr/local/bin:/usr/bin:/bin");
 	wstrv_push(&p->env_set_keys, "TMPDIR");
 	wstrv_push(&p->env_set_vals, "/tmp");
+	/* node's require() does not look in the global module directories
+	 * (npm -g, Debian's node-* packages) without this */
+	wstrv_push(&p->env_set_keys, "NODE_PATH");
+	wstrv_push(&p->env_set_vals, "/usr/local/lib/node_modules:/usr/lib/node_modules:"
+	           "/usr/share/nodejs");
 	p->workspace_writable = true;
 }
 
@@ -123,6 +136,125 @@ static void take_field(struct wpolicy *base, struct wpolicy *child, int f)
 	}
 }
 
+/* Which entries were written in this file: entry i of field f is when
+ * set[f] and i >= own[f].  A replaced list is all this file's (own 0); an
+ * appended one from where the inherited entries end.  Removing an entry
+ * before own[f] moves own[f] down (gone()). */
+struct mctx {
+	const struct wsrc *s;
+	const bool *set;
+	const bool *append;
+	size_t own[F__COUNT];
+	struct werr *err;
+};
+
+static bool mine(const struct mctx *m, int f, size_t i)
+{
+	return m->set[f] && i >= m->own[f];
+}
+
+static void gone(struct mctx *m, int f, size_t i)
+{
+	if (i < m->own[f])
+		m->own[f]--;
+}
+
+/* Where this file wrote entry i of list f: "filesystem.read_only+[0]". */
+static char *entry_path(const struct mctx *m, int f, size_t i)
+{
+	char path[64];
+
+	return xasprintf("%s%s[%zu]", wpolicy_field_path(f, path, sizeof(path)),
+	                 m->append[f] ? "+" : "", i - (m->append[f] ? m->own[f] : 0));
+}
+
+/* Where this file wrote the entry `name` of map f: "env.set+.PATH". */
+static char *name_path(const struct mctx *m, int f, const char *name)
+{
+	char path[64];
+
+	return xasprintf("%s%s.%s", wpolicy_field_path(f, path, sizeof(path)),
+	                 m->append[f] ? "+" : "", name);
+}
+
+/* "read_only" for F_READ_ONLY: the key alone, for messages. */
+static const char *field_key(int f, char *buf, size_t len)
+{
+	const char *dot = strrchr(wpolicy_field_path(f, buf, len), '.');
+
+	return dot ? dot + 1 : buf;
+}
+
+static void tmpfs_remove(struct wpolicy *p, size_t i)
+{
+	free(p->tmpfs[i].path);
+	memmove(&p->tmpfs[i], &p->tmpfs[i + 1], (p->n_tmpfs - i - 1) * sizeof(*p->tmpfs));
+	p->n_tmpfs--;
+}
+
+/* base.f += child.f ("KEY+").  A list entry base already has is an error
+ * (the file would say it twice); a map key base has is replaced. */
+static int append_field(struct mctx *m, struct wpolicy *base, struct wpolicy *child, int f)
+{
+	struct wstrv *v = policy_strv_field(base, f);
+	size_t i, j;
+
+	if (v) {
+		struct wstrv *cv = policy_strv_field(child, f);
+		char kb[64];
+		const char *key = field_key(f, kb, sizeof(kb));
+
+		m->own[f] = v->n;
+		for (i = 0; i < cv->n; i++) {
+			if (wstrv_contains(v, cv->v[i])) {
+				_cleanup_free_ char *where = entry_path(m, f, v->n);
+				return wsrc_err_val(m->s, where, m->err, "\"%s\" is already in the "
+				                    "inherited \"%s\"; remove it from \"%s+\"",
+				                    cv->v[i], key, key);
+			}
+			wstrv_push(v, cv->v[i]);
+		}
+		return 0;
+	}
+	if (f == F_TMPFS) {
+		struct wtmpfs *t;
+
+		for (i = 0; i < child->n_tmpfs; i++)
+			for (j = 0; j < base->n_tmpfs; j++)
+				if (!strcmp(base->tmpfs[j].path, child->tmpfs[i].path)) {
+					tmpfs_remove(base, j);
+					break;
+				}
+		m->own[f] = base->n_tmpfs;
+		t = xcalloc(base->n_tmpfs + child->n_tmpfs + 1, sizeof(*t));
+		if (base->n_tmpfs)
+			memcpy(t, base->tmpfs, base->n_tmpfs * sizeof(*t));
+		if (child->n_tmpfs)
+			memcpy(t + base->n_tmpfs, child->tmpfs, child->n_tmpfs * sizeof(*t));
+		free(base->tmpfs);
+		base->tmpfs = t;
+		base->n_tmpfs += child->n_tmpfs;
+		child->n_tmpfs = 0;   /* the paths moved to base */
+		return 0;
+	}
+	if (f == F_ENV_SET) {
+		for (i = 0; i < child->env_set_keys.n; i++)
+			for (j = 0; j < base->env_set_keys.n; j++)
+				if (!strcmp(base->env_set_keys.v[j], child->env_set_keys.v[i])) {
+					wstrv_remove_at(&base->env_set_keys, j);
+					wstrv_remove_at(&base->env_set_vals, j);
+					break;
+				}
+		m->own[f] = base->env_set_keys.n;
+		for (i = 0; i < child->env_set_keys.n; i++) {
+			wstrv_push(&base->env_set_keys, child->env_set_keys.v[i]);
+			wstrv_push(&base->env_set_vals, child->env_set_vals.v[i]);
+		}
+		return 0;
+	}
+	return werr_set(m->err, 0, "internal error: field %d cannot be appended", f);
+}
+
 /* ---- the four ways a path can appear in the jail ---------------------- */
 
 enum { C_RO, C_RW, C_TMPFS, C_HIDE, C__N };
@@ -139,28 +271,26 @@ static const char *cat_get(struct wpolicy *p, int c, size_t i)
 	return c == C_TMPFS ? p->tmpfs[i].path : policy_strv_field(p, cat_field[c])->v[i];
 }
 
-static void cat_remove(struct wpolicy *p, int c, size_t i)
+static void cat_remove(struct mctx *m, struct wpolicy *p, int c, size_t i)
 {
+	gone(m, cat_field[c], i);
 	if (c != C_TMPFS) {
 		wstrv_remove_at(policy_strv_field(p, cat_field[c]), i);
 		return;
 	}
-	free(p->tmpfs[i].path);
-	memmove(&p->tmpfs[i], &p->tmpfs[i + 1], (p->n_tmpfs - i - 1) * sizeof(*p->tmpfs));
-	p->n_tmpfs--;
+	tmpfs_remove(p, i);
 }
 
-static char *cat_path(struct wpolicy *p, int c, size_t i)
+static char *cat_path(const struct mctx *m, struct wpolicy *p, int c, size_t i)
 {
 	if (c == C_TMPFS)
-		return xasprintf("filesystem.tmpfs.%s", p->tmpfs[i].path);
-	return xasprintf("filesystem.%s[%zu]", cat_key[c], i);
+		return name_path(m, F_TMPFS, p->tmpfs[i].path);
+	return entry_path(m, cat_field[c], i);
 }
 
 /* Is the entry at i of category a also in category b?  Resolves it or
  * reports it.  Returns 1 when entry i of a was removed. */
-static int resolve_pair(const struct wsrc *s, struct wpolicy *p, const bool *set,
-                        int a, size_t i, int b, struct werr *err)
+static int resolve_pair(struct mctx *m, struct wpolicy *p, int a, size_t i, int b)
 {
 	const char *path = cat_get(p, a, i);
 	size_t j;
@@ -168,22 +298,22 @@ static int resolve_pair(const struct wsrc *s, struct wpolicy *p, const bool *set
 	for (j = 0; j < cat_n(p, b); j++) {
 		if (strcmp(cat_get(p, b, j), path))
 			continue;
-		if (set[cat_field[a]] && set[cat_field[b]]) {
-			_cleanup_free_ char *where = cat_path(p, b, j);
-			return wsrc_err_val(s, where, err, "\"%s\" is in both \"%s\" and \"%s\"; "
-			                    "keep it in one", path, cat_key[a], cat_key[b]);
+		if (mine(m, cat_field[a], i) && mine(m, cat_field[b], j)) {
+			_cleanup_free_ char *where = cat_path(m, p, b, j);
+			return wsrc_err_val(m->s, where, m->err, "\"%s\" is in both \"%s\" and "
+			                    "\"%s\"; keep it in one", path, cat_key[a], cat_key[b]);
 		}
-		if (set[cat_field[a]]) {
-			cat_remove(p, b, j);   /* inherited: the explicit entry wins */
+		if (mine(m, cat_field[a], i)) {
+			cat_remove(m, p, b, j);   /* inherited: the explicit entry wins */
 			return 0;
 		}
-		cat_remove(p, a, i);
+		cat_remove(m, p, a, i);
 		return 1;
 	}
 	return 0;
 }
 
-static int check_paths(const struct wsrc *s, struct wpolicy *p, const bool *set, struct werr *err)
+static int check_paths(struct mctx *m, struct wpolicy *p)
 {
 	int a, b, r;
 	size_t i;
@@ -192,7 +322,7 @@ static int check_paths(const struct wsrc *s, struct wpolicy *p, const bool *set,
 		for (b = a + 1; b < C__N; b++) {
 			i = 0;
 			while (i < cat_n(p, a)) {
-				r = resolve_pair(s, p, set, a, i, b, err);
+				r = resolve_pair(m, p, a, i, b);
 				if (r < 0)
 					return -1;
 				if (r == 0)
@@ -209,32 +339,33 @@ static int check_paths(const struct wsrc *s, struct wpolicy *p, const bool *set,
 			i++;
 			continue;
 		}
-		if (set[F_OPTIONAL]) {
-			_cleanup_free_ char *where = xasprintf("filesystem.optional[%zu]", i);
-			return wsrc_err_val(s, where, err, "\"%s\" is in \"optional\" but not in "
-			                    "\"read_only\"; add it to \"read_only\" too, or remove it", o);
+		if (mine(m, F_OPTIONAL, i)) {
+			_cleanup_free_ char *where = entry_path(m, F_OPTIONAL, i);
+			return wsrc_err_val(m->s, where, m->err, "\"%s\" is in \"optional\" but not "
+			                    "in \"read_only\"; add it to \"read_only\" too, or remove "
+			                    "it", o);
 		}
+		gone(m, F_OPTIONAL, i);
 		wstrv_remove_at(&p->optional, i);
 	}
 	return 0;
 }
 
-static int check_network(const struct wsrc *s, struct wpolicy *p, const bool *set, struct werr *err)
+static int check_network(struct mctx *m, struct wpolicy *p)
 {
 	if (p->net != WNET_NONE || p->net_allow.n == 0)
 		return 0;
-	if (set[F_NET_ALLOW])
-		return wsrc_err_key(s, "network.allow", err, "\"allow\" has no effect when \"mode\" "
-		                    "is \"none\"; set \"mode\": \"proxy\" or remove \"allow\"");
+	if (m->set[F_NET_ALLOW])
+		return wsrc_err_key(m->s, m->append[F_NET_ALLOW] ? "network.allow+" : "network.allow",
+		                    m->err, "\"allow\" has no effect when \"mode\" is \"none\"; "
+		                    "set \"mode\": \"proxy\" or remove \"allow\"");
 	wstrv_free(&p->net_allow);
 	return 0;
 }
 
 /* A name in two lists that contradict each other (env pass/set, syscalls
- * allow/deny). */
-static int check_exclusive(const struct wsrc *s, const bool *set, struct werr *err,
-                           struct wstrv *a, int fa, const char *pa,
-                           struct wstrv *b, int fb, const char *pb,
+ * allow/deny); b_vals: b is a map's keys, these its values. */
+static int check_exclusive(struct mctx *m, struct wstrv *a, int fa, struct wstrv *b, int fb,
                            struct wstrv *b_vals, const char *what)
 {
 	size_t i = 0, j;
@@ -247,18 +378,23 @@ static int check_exclusive(const struct wsrc *s, const bool *set, struct werr *e
 			i++;
 			continue;
 		}
-		if (set[fa] && set[fb]) {
-			_cleanup_free_ char *where = b_vals ? xasprintf("%s.%s", pb, b->v[j]) :
-			                                      xasprintf("%s[%zu]", pb, j);
-			return wsrc_err_key(s, where, err, "\"%s\" is in both \"%s\" and \"%s\"; %s",
-			                    a->v[i], strrchr(pa, '.') + 1, strrchr(pb, '.') + 1, what);
+		if (mine(m, fa, i) && mine(m, fb, j)) {
+			_cleanup_free_ char *where = b_vals ? name_path(m, fb, b->v[j]) :
+			                                      entry_path(m, fb, j);
+			char ka[64], kb[64];
+
+			return wsrc_err_key(m->s, where, m->err, "\"%s\" is in both \"%s\" and "
+			                    "\"%s\"; %s", a->v[i], field_key(fa, ka, sizeof(ka)),
+			                    field_key(fb, kb, sizeof(kb)), what);
 		}
-		if (set[fa]) {
+		if (mine(m, fa, i)) {
+			gone(m, fb, j);
 			wstrv_remove_at(b, j);
 			if (b_vals)
 				wstrv_remove_at(b_vals, j);
 			i++;
 		} else {
+			gone(m, fa, i);
 			wstrv_remove_at(a, i);
 		}
 	}
@@ -266,26 +402,30 @@ static int check_exclusive(const struct wsrc *s, const bool *set, struct werr *e
 }
 
 int wpolicy_merge(const struct wsrc *s, struct wpolicy *base, struct wpolicy *child,
-                  const bool set[F__COUNT], struct werr *err)
+                  const bool set[F__COUNT], const bool append[F__COUNT], struct werr *err)
 {
+	struct mctx m = { .s = s, .set = set, .append = append, .err = err };
 	int f;
 
-	for (f = 0; f < F__COUNT; f++)
-		if (set[f])
+	for (f = 0; f < F__COUNT; f++) {
+		if (!set[f])
+			continue;
+		if (!append[f])
 			take_field(base, child, f);
+		else if (append_field(&m, base, child, f) < 0)
+			return -1;
+	}
 
-	if (check_paths(s, base, set, err) < 0)
+	if (check_paths(&m, base) < 0)
 		return -1;
-	if (check_network(s, base, set, err) < 0)
+	if (check_network(&m, base) < 0)
 		return -1;
-	if (check_exclusive(s, set, err, &base->env_pass, F_ENV_PASS, "env.pass",
-	                    &base->env_set_keys, F_ENV_SET, "env.set", &base->env_set_vals,
-	                    "a variable is either passed from the caller or set, not both; "
-	                    "remove it from one") < 0)
+	if (check_exclusive(&m, &base->env_pass, F_ENV_PASS, &base->env_set_keys, F_ENV_SET,
+	                    &base->env_set_vals, "a variable is either passed from the caller "
+	                    "or set, not both; remove it from one") < 0)
 		return -1;
-	if (check_exclusive(s, set, err, &base->allow_extra, F_ALLOW_EXTRA, "syscalls.allow_extra",
-	                    &base->deny_extra, F_DENY_EXTRA, "syscalls.deny_extra", NULL,
-	                    "remove it from one") < 0)
+	if (check_exclusive(&m, &base->allow_extra, F_ALLOW_EXTRA, &base->deny_extra, F_DENY_EXTRA,
+	                    NULL, "remove it from one") < 0)
 		return -1;
 	base->workspace_writable = wstrv_contains(&base->read_write, "$WORKSPACE");
 	return 0;

@@ -100,9 +100,25 @@ struct pctx {
 	const struct wsrc *s;
 	struct wpolicy *p;
 	bool *set;
+	bool *append;        /* set[f] came from "KEY+": add to the inherited value */
 	char **extends;
 	struct werr *err;
 };
+
+/* "filesystem.read_only" for F_READ_ONLY: where a field's key is written,
+ * from the tables above (merge.c names entries by it).  "" for a field no
+ * section holds. */
+const char *wpolicy_field_path(int f, char *buf, size_t len)
+{
+	size_t i, j;
+
+	buf[0] = '\0';
+	for (i = 0; top_keys[i].key; i++)
+		for (j = 0; top_keys[i].sub && top_keys[i].sub[j].key; j++)
+			if (top_keys[i].sub[j].field == f)
+				snprintf(buf, len, "%s.%s", top_keys[i].key, top_keys[i].sub[j].key);
+	return buf;
+}
 
 /* ---- suggestions ------------------------------------------------------- */
 
@@ -714,16 +730,32 @@ static const char *section_of(const char *key, const struct keydef *skip)
 	return NULL;
 }
 
+/* Lists and maps can be written as "KEY+" to add to what is inherited. */
+static bool appendable(enum kkind kind)
+{
+	return kind == K_PATHS || kind == K_TMPFS || kind == K_HOSTPORTS ||
+	       kind == K_SYSCALLS || kind == K_ENV_NAMES || kind == K_ENV_SET;
+}
+
 static int unknown_key(struct pctx *c, const char *where, const char *kpath, const char *key,
                        const struct keydef *defs)
 {
 	const char *cands[16] = { NULL };
+	char plus[16][40];
 	char list[256] = "";
-	size_t n = 0, i;
+	size_t n = 0, i, kl = strlen(key);
 	const char *near, *home;
 
-	for (i = 0; defs[i].key && n < ARRAY_SIZE(cands); i++)
-		cands[n++] = defs[i].key;
+	/* "read_olny+" is compared with the "KEY+" spellings */
+	for (i = 0; defs[i].key && n < ARRAY_SIZE(cands); i++) {
+		if (kl && key[kl - 1] == '+' && appendable(defs[i].kind)) {
+			snprintf(plus[n], sizeof(plus[n]), "%s+", defs[i].key);
+			cands[n] = plus[n];
+			n++;
+		} else {
+			cands[n++] = defs[i].key;
+		}
+	}
 	near = closest(key, cands, n);
 	/* "allow" for "allow_extra": a valid key that starts with this one */
 	for (i = 0; !near && i < n; i++)
@@ -762,13 +794,28 @@ static int read_section(struct pctx *c, const char *path, const struct keydef *d
 		_cleanup_free_ char *kpath = *path ? xasprintf("%s.%s", path, key) : xstrdup(key);
 		const struct keydef *k;
 
+		size_t kl = strlen(key);
+		bool plus = kl > 1 && key[kl - 1] == '+';
+
 		for (k = defs; k->key; k++)
-			if (!strcmp(k->key, key))
+			if (!strncmp(k->key, key, kl - plus) && !k->key[kl - plus])
 				break;
 		if (!k->key)
 			return unknown_key(c, where, kpath, key, defs);
+		if (plus && !appendable(k->kind))
+			return wsrc_err_key(c->s, kpath, c->err, "\"%s\" is not a list or a map, so "
+			                    "nothing can be added to it with \"%s\"; write \"%s\" to "
+			                    "set it", k->key, key, k->key);
+		/* both spellings of one key in one section (json-c kept the order) */
+		if (k->field >= 0 && c->set[k->field])
+			return wsrc_err_key(c->s, kpath, c->err, "both \"%s\" and \"%s+\" %s; "
+			                    "write the whole list in \"%s\" or add to the inherited "
+			                    "one with \"%s+\", not both", k->key, k->key, where,
+			                    k->key, k->key);
 		if (read_key(c, k, kpath, val) < 0)
 			return -1;
+		if (plus)
+			c->append[k->field] = true;
 	}
 	return 0;
 }
@@ -842,9 +889,11 @@ static int read_key(struct pctx *c, const struct keydef *k, const char *path, js
 }
 
 int wpolicy_parse_fields(const struct wsrc *s, json_object *root, struct wpolicy *p,
-                         bool set[F__COUNT], char **extends, struct werr *err)
+                         bool set[F__COUNT], bool append[F__COUNT], char **extends,
+                         struct werr *err)
 {
-	struct pctx c = { .s = s, .p = p, .set = set, .extends = extends, .err = err };
+	struct pctx c = { .s = s, .p = p, .set = set, .append = append, .extends = extends,
+	                  .err = err };
 
 	*extends = NULL;
 	return read_section(&c, "", top_keys, "{}", root);

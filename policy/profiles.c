@@ -199,14 +199,14 @@ static int load_text(const char *source, const char *id, const char *text, size_
 	json_object *root = NULL;
 	struct wpolicy *child = NULL, *base = NULL;
 	_cleanup_free_ char *extends = NULL;
-	bool set[F__COUNT] = { false };
+	bool set[F__COUNT] = { false }, append[F__COUNT] = { false };
 	int r = -1;
 
 	*out = NULL;
 	if (wsrc_parse(&s, &root, err) < 0)
 		goto out;
 	child = xcalloc(1, sizeof(*child));
-	if (wpolicy_parse_fields(&s, root, child, set, &extends, err) < 0)
+	if (wpolicy_parse_fields(&s, root, child, set, append, &extends, err) < 0)
 		goto out;
 	if (!child->name) {
 		child->name = default_name(source);
@@ -230,7 +230,7 @@ static int load_text(const char *source, const char *id, const char *text, size_
 	if (r < 0)
 		goto out;
 	r = -1;
-	if (wpolicy_merge(&s, base, child, set, err) < 0)
+	if (wpolicy_merge(&s, base, child, set, append, err) < 0)
 		goto out;
 	free(base->name);
 	free(base->source);

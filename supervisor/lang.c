@@ -20,8 +20,11 @@
  *               exit(n) ends the block with status n, not the session.
  *   ruby        local variables of the top-level binding, methods, classes,
  *               require'd libraries, cwd.  exit(n) ends only the block.
- *   r           the global environment, attached packages, cwd.  UNTESTED:
- *               R is not installed where warden is developed. */
+ *   r           the global environment, attached packages, cwd; visible
+ *               values are printed as the console prints them.  Programs
+ *               a block starts get the control socket as their stdin (R
+ *               reads its frames there; SECURITY.md, G20, G151): give
+ *               them input (system(..., input = ...)) or < /dev/null. */
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -39,16 +42,18 @@ static const char *const javascript_argv[] = { "node", "-e", "@DRIVER@", NULL };
 static const char *const shell_argv[] = { "bash", "--noprofile", "--norc", "-c", "@DRIVER@", NULL };
 static const char *const perl_argv[] = { "perl", "-e", "@DRIVER@", NULL };
 static const char *const ruby_argv[] = { "ruby", "-e", "@DRIVER@", NULL };
-static const char *const r_argv[] = { "Rscript", "--vanilla", "-e", "@DRIVER@", NULL };
+/* R cannot read an inherited socket: sh makes the control socket R's stdin
+ * (drivers/r.R); IFS empty and -f, so the driver text is one word. */
+static const char *const r_argv[] = { "sh", "-c", "set -f; IFS=; exec Rscript --vanilla -e $0 <&4 4<&-", "@DRIVER@", NULL };
 
 /* The order is the order shown to users. */
 const struct wlang wlangs[] = {
-	{ "python", "py,python3", "python.py", python_argv, true },
-	{ "javascript", "js,node,nodejs", "javascript.js", javascript_argv, true },
-	{ "shell", "bash,sh", "shell.sh", shell_argv, true },
-	{ "perl", "pl", "perl.pl", perl_argv, true },
-	{ "ruby", "rb", "ruby.rb", ruby_argv, true },
-	{ "r", "R,rscript", "r.R", r_argv, true },
+	{ "python", "py,python3", "python.py", python_argv, true, NULL },
+	{ "javascript", "js,node,nodejs", "javascript.js", javascript_argv, true, NULL },
+	{ "shell", "bash,sh", "shell.sh", shell_argv, true, NULL },
+	{ "perl", "pl", "perl.pl", perl_argv, true, NULL },
+	{ "ruby", "rb", "ruby.rb", ruby_argv, true, NULL },
+	{ "r", "R,rscript", "r.R", r_argv, true, "Rscript" },
 };
 const size_t wlangs_n = ARRAY_SIZE(wlangs);
 
@@ -84,10 +89,12 @@ bool wlang_installed(const struct wlang *l)
 	static const char *const dirs[] = { "/usr/local/bin", "/usr/bin", "/bin" };
 	char path[256];
 
-	if (!l || !l->argv[0] || strchr(l->argv[0], '/'))
+	const char *prog = l && l->program ? l->program : l ? l->argv[0] : NULL;
+
+	if (!prog || strchr(prog, '/'))
 		return false;
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
-		int n = snprintf(path, sizeof(path), "%s/%s", dirs[i], l->argv[0]);
+		int n = snprintf(path, sizeof(path), "%s/%s", dirs[i], prog);
 
 		if (n > 0 && (size_t)n < sizeof(path) && access(path, X_OK) == 0)
 			return true;

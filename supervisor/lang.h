@@ -37,6 +37,8 @@ struct wlang {
 	 * the element "@DRIVER@" is replaced by the driver's source text. */
 	const char *const *argv;
 	bool persistent;              /* state survives between blocks */
+	const char *program;          /* what must be installed, when argv[0]
+	                                 is only a wrapper (sh); NULL: argv[0] */
 };
 
 extern const struct wlang wlangs[];
@@ -49,7 +51,7 @@ extern const size_t wdriver_srcs_n;
 
 /* By name or alias, case-insensitive; NULL when unknown. */
 const struct wlang *wlang_find(const char *name);
-/* argv[0] exists and is executable under /usr/local/bin, /usr/bin or /bin
+/* program (or argv[0]) exists and is executable under /usr/local/bin, /usr/bin or /bin
  * (what every built-in profile binds and puts on PATH). */
 bool wlang_installed(const struct wlang *l);
 /* A NULL-terminated malloc'd argv with @DRIVER@ replaced; free with

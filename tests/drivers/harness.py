@@ -45,7 +45,7 @@ def lang_table():
             raise SystemExit("lang.c: %s is not NULL-terminated" % m.group(1))
         arrays[m.group(1)] = [json_str(x) for x in items[:-1]]
     table = {}
-    for m in re.finditer(r'\{ "(\w+)", "([^"]*)", "([^"]+)", (\w+), (true|false) \}', src):
+    for m in re.finditer(r'\{ "(\w+)", "([^"]*)", "([^"]+)", (\w+), (true|false), (?:"\w+"|NULL) \}', src):
         table[m.group(1)] = (m.group(3), arrays[m.group(4)])
     if not table:
         raise SystemExit("lang.c: no table found")
@@ -390,6 +390,24 @@ SNIP = {
         close_out="$stdout.close",
         after_close="$stderr.puts 'back'",
     ),
+    "r": dict(
+        state="x <- 41\nf <- function(a) a + 1\nlibrary(tools)\nsetwd('sub')\n",
+        show="cat(f(x), file_ext('/a/b.txt'), getwd(), '\\n')",
+        lib="txt",
+        error=("stop('boom')", "boom"),
+        markers="cat('D 0\\nR 99\\nR 5\\nD 1\\n')",
+        utf8='cat("héllo ✓\\n")',
+        sleep="cat('ready\\n'); flush(stdout()); Sys.sleep(30)",
+        busy="cat('ready\\n'); flush(stdout()); repeat {}",
+        intr_err="Interrupted",
+        one="cat(1, '\\n', sep = '')",
+        printing="i <- 0; repeat { cat(i, '\\n', sep = ''); i <- i + 1 }",
+        lsfd="system(\"ls /proc/self/fd | tr '\\\\n' ' '\")",
+        fork="p <- parallel::mcparallel(cat('child\\n')); invisible(parallel::mccollect(p)); cat('parent\\n')",
+        alive="cat(x, '\\n', sep = '')",
+        close_out=None,
+        after_close=None,
+    ),
 }
 
 
@@ -428,7 +446,7 @@ def case_utf8(d, s):
 
 
 def interrupt(d, s, key):
-    check(d, "x = 41" if d.lang in ("python", "ruby") else
+    check(d, "x = 41" if d.lang in ("python", "ruby", "r") else
           "var x = 41" if d.lang == "javascript" else
           "x=41" if d.lang == "shell" else "our $x = 41;", out=None)
     d.start(s[key])
@@ -610,6 +628,15 @@ def case_ruby_extra(d, s):
     check(d, "puts y * 3", out="6\n")
     check(d, "def (", status=1, err_has="SyntaxError")
     check(d, "puts local_variables.inspect", out="[:y]\n")
+
+
+def case_r_extra(d, s):
+    check(d, "1 + 1", out="[1] 2\n")
+    check(d, "y <- invisible(5)\ninvisible(6)", out="")
+    check(d, "y", out="[1] 5\n")
+    check(d, "warning('careful'); cat('on\\n')", out="on\n", err_has="careful")
+    check(d, "parse(text = '1 +')", status=1, err_has="unexpected end of input")
+    check(d, s["one"], out="1\n")
 
 
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}

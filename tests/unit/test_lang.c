@@ -117,7 +117,7 @@ static void test_argv(void **state)
 
 	/* a driver that is not embedded: NULL, not a half-built argv */
 	static const char *const fake_argv[] = { "sh", "@DRIVER@", NULL };
-	const struct wlang fake = { "fake", "", "no-such-driver.sh", fake_argv, true };
+	const struct wlang fake = { "fake", "", "no-such-driver.sh", fake_argv, true, NULL };
 	assert_null(wlang_argv(&fake));
 	assert_null(wlang_argv(NULL));
 	wlang_argv_free(NULL);
@@ -148,14 +148,16 @@ static void test_sources(void **state)
 }
 
 /* R's front end passes -e text through echo and an unquoted expansion, and
- * R takes at most 10000 bytes of it, blanks counting 3 (~+~, ~n~, ~t~). */
+ * R takes at most 10000 bytes of it, blanks counting 3 (~+~, ~n~).  R 4.2
+ * (Debian 12) does not encode tabs: one splits the text into arguments R
+ * ignores, and the driver dies with "unexpected end of input". */
 static void test_r_driver_fits_rscript(void **state)
 {
 	const char *text = embedded(wlang_find("r")->driver);
 	size_t n = 0;
 
 	assert_non_null(text);
-	assert_null(strpbrk(text, "\\*?["));
+	assert_null(strpbrk(text, "\\*?[\t"));
 	for (const char *p = text; *p; p++)
 		n += strchr(" \n\t", *p) ? 3 : 1;
 	assert_true(n < 10000);
@@ -178,14 +180,15 @@ static void test_installed(void **state)
 {
 	static const char *const none_argv[] = { "no-such-interpreter-xyz", "@DRIVER@", NULL };
 	static const char *const abs_argv[] = { "/usr/bin/python3", "@DRIVER@", NULL };
-	const struct wlang none = { "none", "", "python.py", none_argv, true };
-	const struct wlang abs = { "abs", "", "python.py", abs_argv, true };
+	const struct wlang none = { "none", "", "python.py", none_argv, true, NULL };
+	const struct wlang abs = { "abs", "", "python.py", abs_argv, true, NULL };
 
 	assert_false(wlang_installed(&none));
 	assert_false(wlang_installed(&abs));
 	assert_false(wlang_installed(NULL));
 	for (size_t i = 0; i < wlangs_n; i++)
-		assert_int_equal(wlang_installed(&wlangs[i]), on_path(wlangs[i].argv[0]));
+		assert_int_equal(wlang_installed(&wlangs[i]),
+		                 on_path(wlangs[i].program ? wlangs[i].program : wlangs[i].argv[0]));
 	/* the tests need these; the jail only sees /usr */
 	assert_true(wlang_installed(wlang_find("python")));
 	assert_true(wlang_installed(wlang_find("shell")));

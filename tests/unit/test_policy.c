@@ -284,6 +284,39 @@ static const struct bad bad_cases[] = {
 	{ "extends_unknown", "{\"extends\": @\"nosuch\"}",
 	  "unknown profile \"nosuch\"; available profiles: network, strict, workspace" },
 	{ "extends_not_string", "{\"extends\": @[\"workspace\"]}", "\"extends\" must be a string" },
+
+	/* "KEY+": add to the inherited list or map */
+	{ "append_and_replace", "{\"filesystem\": {\"read_only\": [\"/usr\"], @\"read_only+\": [\"/opt\"]}}",
+	  "both \"read_only\" and \"read_only+\" in \"filesystem\"; write the whole list" },
+	{ "replace_after_append", "{\"env\": {\"pass+\": [\"X\"], @\"pass\": [\"Y\"]}}",
+	  "both \"pass\" and \"pass+\" in \"env\"" },
+	{ "append_not_list", "{\"limits\": {@\"memory+\": \"2G\"}}",
+	  "\"memory\" is not a list or a map" },
+	{ "append_extends", "{@\"extends+\": \"workspace\"}", "\"extends\" is not a list or a map" },
+	{ "append_section", "{@\"filesystem+\": {}}", "\"filesystem\" is not a list or a map" },
+	{ "append_unknown", "{\"filesystem\": {@\"read_olny+\": []}}",
+	  "unknown key \"read_olny+\" in \"filesystem\"; did you mean \"read_only+\"?" },
+	{ "append_type", "{\"filesystem\": {\"read_only+\": @\"/opt\"}}", "\"read_only\" must be a list" },
+	{ "append_inherited", "{\"filesystem\": {\"read_only+\": [\"/opt\", @\"/usr\"]}}",
+	  "\"/usr\" is already in the inherited \"read_only\"; remove it from \"read_only+\"" },
+	{ "append_twice", "{\"filesystem\": {\"hide+\": [\"/a\", @\"/a\"]}}", "listed twice in \"hide\"" },
+	{ "append_hide_workspace", "{\"filesystem\": {\"hide+\": [@\"$WORKSPACE\"]}}",
+	  "the workspace itself cannot be hidden" },
+	{ "append_conflict_same_file", "{\"filesystem\": {\"read_only+\": [\"/opt\"], "
+	  "\"hide\": [@\"/opt\"]}}", "\"/opt\" is in both \"read_only\" and \"hide\"" },
+	{ "append_conflict_both_appended", "{\"filesystem\": {\"read_write+\": [@\"/srv\"], "
+	  "\"read_only+\": [\"/opt\", \"/srv\"]}}", "\"/srv\" is in both \"read_only\" and \"read_write\"" },
+	{ "append_optional_orphan", "{\"filesystem\": {\"optional+\": [@\"/opt\"]}}",
+	  "\"/opt\" is in \"optional\" but not in \"read_only\"" },
+	{ "append_env_both", "{\"env\": {\"pass+\": [\"X\"], \"set+\": {@\"X\": \"1\"}}}",
+	  "\"X\" is in both \"pass\" and \"set\"" },
+	{ "append_allow_mode_none", "{\"network\": {@\"allow+\": [\"a.org:443\"]}}",
+	  "\"allow\" has no effect when \"mode\" is \"none\"" },
+	{ "append_forbidden_syscall", "{\"syscalls\": {\"allow_extra+\": [@\"ptrace\"]}}",
+	  "ptrace can never be allowed" },
+	{ "append_tmpfs_workspace", "{\"filesystem\": {\"tmpfs+\": {@\"$WORKSPACE\": \"1M\"}}}",
+	  "a tmpfs over the workspace would hide it" },
+	{ "append_tmpfs_size", "{\"filesystem\": {\"tmpfs+\": {\"/var/tmp\": @\"0\"}}}", "must be more than 0" },
 };
 
 static void test_bad(void **state)
@@ -420,6 +453,7 @@ static const char *const etc[] = {
 	"/etc/ssl", "/etc/ca-certificates", "/etc/alternatives", "/etc/localtime",
 	"/etc/ld.so.cache", "/etc/nsswitch.conf", "/etc/mime.types",
 	"/etc/protocols", "/etc/services",
+	"/etc/fonts", "/var/cache/fontconfig", "/etc/matplotlibrc", "/etc/R",
 };
 
 static void test_defaults(void **state)
@@ -429,10 +463,12 @@ static void test_defaults(void **state)
 		"/usr", "/etc/ssl", "/etc/ca-certificates", "/etc/alternatives", "/etc/localtime",
 		"/etc/ld.so.cache", "/etc/nsswitch.conf", "/etc/mime.types",
 		"/etc/protocols", "/etc/services",
+		"/etc/fonts", "/var/cache/fontconfig", "/etc/matplotlibrc", "/etc/R",
 	};
 	static const char *const pass[] = { "LANG", "LC_ALL", "TERM", "TZ" };
-	static const char *const setk[] = { "HOME", "PATH", "TMPDIR" };
-	static const char *const setv[] = { "$HOME", "/usr/local/bin:/usr/bin:/bin", "/tmp" };
+	static const char *const setk[] = { "HOME", "PATH", "TMPDIR", "NODE_PATH" };
+	static const char *const setv[] = { "$HOME", "/usr/local/bin:/usr/bin:/bin", "/tmp",
+		"/usr/local/lib/node_modules:/usr/lib/node_modules:/usr/share/nodejs" };
 	static const char *const rw[] = { "$WORKSPACE" };
 
 	assert_string_equal(p->name, "t");            /* from the source name */
@@ -554,6 +590,109 @@ static void test_explicit_wins(void **state)
 	assert_int_equal(p->net, WNET_NONE);
 	assert_int_equal(p->net_allow.n, 0);
 	policy_free(p);
+}
+
+static void round_trip(const struct wpolicy *p);
+
+/* "KEY+" adds to the inherited list or map; what it adds counts as
+ * written in this file, what it inherited does not. */
+static void test_append(void **state)
+{
+	struct wpolicy *p;
+	size_t i;
+
+	p = load_ok("{\"filesystem\": {\"read_only+\": [\"/opt\"]}}");
+	assert_int_equal(p->read_only.n, 15);              /* the defaults' 14, then /opt */
+	assert_string_equal(p->read_only.v[0], "/usr");
+	assert_string_equal(p->read_only.v[14], "/opt");
+	assert_int_equal(p->optional.n, 13);               /* inherited, untouched */
+	assert_true(p->workspace_writable);
+	round_trip(p);
+	policy_free(p);
+
+	/* from strict, with an optional entry added to the inherited ones */
+	p = load_ok("{\"extends\": \"strict\", \"filesystem\": {\"read_only+\": [\"/opt\"], "
+	            "\"optional+\": [\"/opt\"]}}");
+	assert_true(wstrv_contains(&p->read_only, "$WORKSPACE"));
+	assert_true(wstrv_contains(&p->read_only, "/opt"));
+	assert_true(wstrv_contains(&p->optional, "/opt"));
+	assert_true(wstrv_contains(&p->optional, "/etc/ssl"));
+	assert_false(p->workspace_writable);
+	assert_int_equal(p->limits.memory, 256ULL << 20);
+	policy_free(p);
+
+	/* an appended entry is explicit: it wins over an inherited one */
+	p = load_ok("{\"filesystem\": {\"read_only+\": [\"$WORKSPACE\"]}}");
+	assert_int_equal(p->read_write.n, 0);
+	assert_false(p->workspace_writable);
+	policy_free(p);
+	p = load_ok("{\"filesystem\": {\"hide+\": [\"/etc/ssl\"]}}");
+	assert_false(wstrv_contains(&p->read_only, "/etc/ssl"));
+	assert_false(wstrv_contains(&p->optional, "/etc/ssl"));  /* followed read_only */
+	assert_int_equal(p->hide.n, 7);
+	policy_free(p);
+
+	/* maps: new keys are added, a key the parent has gets the new value */
+	p = load_ok("{\"filesystem\": {\"tmpfs+\": {\"/tmp\": \"1G\", \"/var/tmp\": \"8M\"}}}");
+	assert_int_equal(p->n_tmpfs, 3);
+	for (i = 0; i < p->n_tmpfs; i++) {
+		if (!strcmp(p->tmpfs[i].path, "/tmp"))
+			assert_int_equal(p->tmpfs[i].size, 1ULL << 30);
+		else if (!strcmp(p->tmpfs[i].path, "$HOME"))
+			assert_int_equal(p->tmpfs[i].size, 64ULL << 20);
+		else
+			assert_string_equal(p->tmpfs[i].path, "/var/tmp");
+	}
+	round_trip(p);
+	policy_free(p);
+
+	p = load_ok("{\"env\": {\"pass+\": [\"MPLBACKEND\"], \"set+\": {\"PATH\": \"/x\", "
+	            "\"PYTHONDONTWRITEBYTECODE\": \"1\"}}}");
+	assert_int_equal(p->env_pass.n, 5);
+	assert_string_equal(p->env_pass.v[4], "MPLBACKEND");
+	assert_int_equal(p->env_set_keys.n, 5);
+	assert_int_equal(p->env_set_vals.n, 5);
+	for (i = 0; i < p->env_set_keys.n; i++)
+		if (!strcmp(p->env_set_keys.v[i], "PATH"))
+			assert_string_equal(p->env_set_vals.v[i], "/x");
+	assert_true(wstrv_contains(&p->env_set_keys, "HOME"));
+	round_trip(p);
+	policy_free(p);
+
+	/* passing a variable the parent sets drops the inherited value */
+	p = load_ok("{\"env\": {\"pass+\": [\"HOME\"]}}");
+	assert_false(wstrv_contains(&p->env_set_keys, "HOME"));
+	assert_int_equal(p->env_set_keys.n, p->env_set_vals.n);
+	assert_true(wstrv_contains(&p->env_pass, "HOME"));
+	policy_free(p);
+
+	p = load_ok("{\"syscalls\": {\"deny_extra+\": [\"mincore\"], \"allow_extra+\": "
+	            "[\"personality\"]}}");
+	assert_int_equal(p->deny_extra.n, 1);
+	assert_int_equal(p->allow_extra.n, 1);
+	policy_free(p);
+
+	p = load_ok("{\"extends\": \"network\", \"network\": {\"allow+\": [\"example.org:443\"]}}");
+	assert_true(wstrv_contains(&p->net_allow, "example.org:443"));
+	assert_true(wstrv_contains(&p->net_allow, "pypi.org:443"));
+	policy_free(p);
+}
+
+/* Two generations of "+": each adds to what it inherits. */
+static void test_append_chain(void **state)
+{
+	struct wpolicy *p;
+
+	write_profile("plus-a", "{\"filesystem\": {\"read_only+\": [\"/opt\"]}}");
+	p = load_ok("{\"extends\": \"plus-a\", \"filesystem\": {\"read_only+\": [\"/srv\"]}}");
+	assert_true(wstrv_contains(&p->read_only, "/usr"));
+	assert_true(wstrv_contains(&p->read_only, "/opt"));
+	assert_true(wstrv_contains(&p->read_only, "/srv"));
+	policy_free(p);
+	/* the grandchild may not add what the parent already added */
+	expect_error_at("{\"extends\": \"plus-a\", \"filesystem\": {\"read_only+\": [@\"/opt\"]}}",
+	                "already in the inherited \"read_only\"");
+	remove_profile("plus-a");
 }
 
 static void test_builtin_profiles(void **state)
@@ -903,6 +1042,8 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_explicit_wins),
+		cmocka_unit_test(test_append),
+		cmocka_unit_test(test_append_chain),
 		cmocka_unit_test(test_builtin_profiles),
 		cmocka_unit_test(test_profile_workspace),
 		cmocka_unit_test(test_profile_strict),
