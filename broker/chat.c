@@ -390,6 +390,7 @@ int chat_main(struct chat_opts *o, const struct bdirs *d)
 		goto out;
 	}
 	ui_init(&c.ui, d->data);
+	c.ui.hide_fences = !c.llm.tools;
 	ui_signals();
 	if (bclient_init(&c.bc, BROKER_SUP_FD, &err) < 0) {
 		ui_error(&c.ui, "cannot talk to the supervisor: %s", err.msg);

@@ -116,6 +116,23 @@ JSON
 	req 2 | grep -q 'fenced 42'
 }
 
+# Issue 12: with --no-tools the fenced block was printed twice, once as
+# the model's text and once in the code box before it ran.
+@test "chat: --no-tools shows each code block once, in its box" {
+	fake_llm <<'JSON'
+[{"fenced": {"language": "python", "code": "print('once' + 'only', 6 * 7)"}, "text": "Here is code:"},
+ {"fenced": "Data, not code:\n```text\nplain-text-fence\n```\nDone."}]
+JSON
+	chat -y --no-tools "compute"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"onceonly 42"* ]]
+	[ "$(grep -cF "print('once' + 'only', 6 * 7)" <<< "$output")" -eq 1 ]
+	[[ "$output" == *"╭─ python"*"│ print('once' + 'only', 6 * 7)"* ]]
+	# a fence that is not run (data) is still shown as the model wrote it
+	[ "$(grep -cF 'plain-text-fence' <<< "$output")" -eq 1 ]
+	[[ "$output" == *"Data, not code:"*"plain-text-fence"*"Done."* ]]
+}
+
 @test "chat: a 429 is retried and the answer still arrives" {
 	fake_llm <<'JSON'
 [{"status": 429, "retry_after": 1, "message": "slow down"},
