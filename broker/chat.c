@@ -260,6 +260,7 @@ static void chat_free(struct chat *c)
 	json_object_put(c->denied);
 	json_object_put(c->audit_ids);
 	free(c->profile);
+	free(c->system_base);
 	free(c->system_extra);
 	free(c->conv_path);
 }
@@ -384,7 +385,8 @@ int chat_main(struct chat_opts *o, const struct bdirs *d)
 	c.oneshot = o->oneshot;
 	c.max_output = s->max_output > 0 ? s->max_output : DEFAULT_MAX_OUTPUT;
 	c.context_window = s->context_window > 0 ? s->context_window : DEFAULT_CONTEXT;
-	c.system_extra = s->system_message ? xstrdup(s->system_message) : NULL;
+	c.system_base = s->system_message ? xstrdup(s->system_message) : NULL;
+	c.system_extra = s->system_message_append ? xstrdup(s->system_message_append) : NULL;
 	if (setup_llm(&c, o, s) < 0) {
 		rc = 2;
 		goto out;

@@ -31,6 +31,7 @@ struct chat_opts {
 	struct chat_settings s;       /* the command line over config.json */
 	char *api_key, *profile, *export_script, *resume;
 	bool resume_set, no_tools, verbose, oneshot, help;
+	bool conversations;           /* --conversations: list (and pick) saved ones */
 	long max_tokens;
 	double temperature;
 	long connect_ms, idle_ms, replay_delay_ms;

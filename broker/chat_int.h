@@ -22,7 +22,8 @@ struct chat {
 	char *profile;                /* sandbox profile; NULL: the default */
 	bool auto_run, verbose, oneshot;
 	long max_output, context_window;
-	char *system_extra;
+	char *system_base;            /* --system-message: replaces warden's instructions */
+	char *system_extra;           /* --system-message-append: added after them */
 	json_object *msgs;
 	char *conv_path;
 	json_object *denied;          /* {"syscall": count} over the conversation */

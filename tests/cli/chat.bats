@@ -318,3 +318,51 @@ JSON
 	[[ "$output" == *"Network is unreachable"* ]]
 	[[ "$output" == *"warden audit --session "* ]]
 }
+
+# sysmsg N: the system message of request N (OpenAI form: messages[0])
+sysmsg() {
+	python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["n"] == int(sys.argv[2]):
+        m = r["body"]["messages"][0]
+        assert m["role"] == "system", m
+        print(m["content"])' "$T/req.log" "$1"
+}
+
+# Issue 12: --system-message replaces warden's instructions, as Open
+# Interpreter's does; the facts about the jail stay in either case.
+@test "chat: --system-message replaces the instructions, keeps the jail's facts; -append adds" {
+	fake_llm <<'JSON'
+[{"text": "one"}, {"text": "two"}, {"text": "three"}]
+JSON
+	chat --system-message "You are Pirate Pete. Answer in rhyme." "hi"
+	[ "$status" -eq 0 ]
+	run sysmsg 1
+	[[ "$output" == "You are Pirate Pete. Answer in rhyme."* ]]
+	[[ "$output" != *"Warden Interpreter"* ]]
+	[[ "$output" != *"Work in small steps"* ]]
+	# the facts: how code runs, the jail, its profile and limits, denials
+	[[ "$output" == *"call the \`execute\` tool"* ]]
+	[[ "$output" == *"runs inside a jail"* ]]
+	[[ "$output" == *"sandbox profile \"workspace\""* ]]
+	[[ "$output" == *"policy working, not a bug"* ]]
+
+	chat --system-message-append "Prefer awk." "hi"
+	[ "$status" -eq 0 ]
+	run sysmsg 2
+	[[ "$output" == "You are Warden Interpreter"* ]]
+	[[ "$output" == *"runs inside a jail"* ]]
+	[[ "$output" == *$'\n\nPrefer awk.' ]]
+
+	# config.json: the same two keys; the command line wins
+	mkdir -p "$XDG_CONFIG_HOME/warden"
+	printf '{"system_message": "Config persona.", "system_message_append": "Config extra."}\n' \
+		> "$XDG_CONFIG_HOME/warden/config.json"
+	chat "hi"
+	[ "$status" -eq 0 ]
+	run sysmsg 3
+	[[ "$output" == "Config persona."* ]]
+	[[ "$output" == *"runs inside a jail"* ]]
+	[[ "$output" == *"Config extra." ]]
+}
