@@ -358,7 +358,7 @@ static char *one_line(const char *s, size_t max)
 }
 
 /* --conversations: the saved conversations, newest first, each with the
- * ID that --resume takes.  On a terminal (stdin and stdout) the person may
+ * file name that --resume takes.  On a terminal (stdin and stdout) the person may
  * pick one by number, and the chat resumes it (*picked, malloc'd); else,
  * or when nothing is picked, the list is all.  0 listed (and maybe
  * picked), 1 the directory could not be read. */
@@ -390,13 +390,13 @@ static int list_conversations(const struct bdirs *d, char **picked)
 		_cleanup_free_ char *id = NULL;
 
 		base = base ? base + 1 : e[i].path;
-		id = wsan_str(base, strlen(base) - 5);   /* without .json */
+		id = wsan_str(base, strlen(base));   /* --resume takes it as it is */
 		localtime_r(&e[i].mtime, &tm);
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
 		printf("%3zu  %s  %3zu msgs  %s  [%s]\n", i + 1, when, e[i].n_msgs, first, id);
 	}
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-		printf("resume one with: warden chat --resume ID (the name in brackets)\n");
+		printf("resume one with: warden chat --resume NAME.json (the name in brackets)\n");
 		conv_list_free(e, n);
 		return 0;
 	}

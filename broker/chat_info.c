@@ -162,13 +162,20 @@ void chat_info(struct chat *c)
 void chat_jupyter(struct chat *c, const char *arg)
 {
 	struct werr err = { 0 };
-	_cleanup_free_ char *path = NULL, *shown = NULL;
+	_cleanup_free_ char *path = NULL, *shown = NULL, *in_data = NULL;
 	json_object *nb;
 	size_t cells;
 
 	if (!json_object_array_length(c->msgs)) {
 		ui_note(&c->ui, "nothing to export yet");
 		return;
+	}
+	/* an absolute path as the person knows the data directory */
+	if (arg && arg[0] == '/' && c->d->data_shown && strcmp(c->d->data, c->d->data_shown)) {
+		size_t sl = strlen(c->d->data_shown);
+
+		if (!strncmp(arg, c->d->data_shown, sl) && arg[sl] == '/')
+			arg = in_data = xasprintf("%s%s", c->d->data, arg + sl);
 	}
 	if (conv_notebook_path(c->d->data, arg, c->conv_path, &path, &err) < 0) {
 		_cleanup_free_ char *m = bdirs_shown(c->d, err.msg);

@@ -173,12 +173,12 @@ int conv_notebook_path(const char *data, const char *name, const char *conv_path
 
 		for (const char *s = name; (s = strstr(s, "..")); s += 2)
 			if ((s == name || s[-1] == '/') && (s[2] == '\0' || s[2] == '/'))
-				return werr_set(err, 0, "%s: '..' is not allowed; notebooks are written "
-				                "under %s/notebooks", name, data);
+				return werr_set(err, 0, "%s: '..' is not allowed; give a name, and the "
+				                "notebook goes to the data directory's notebooks/", name);
 		if (name[0] == '/' && (strncmp(name, data, dl) || name[dl] != '/'))
-			return werr_set(err, 0, "%s: not under %s, the only place warden chat may "
-			                "write; give a name (it goes to %s/notebooks) and copy the "
-			                "file from there", name, data, data);
+			return werr_set(err, 0, "%s: not under %s/, the only place warden chat may "
+			                "write; give a name (it goes to its notebooks/) and copy the "
+			                "file from there", name, data);
 		stem = name[0] == '/' ? xstrdup(name) : xasprintf("%s/notebooks/%s", data, name);
 	} else if (conv_path) {
 		const char *b = strrchr(conv_path, '/');

@@ -366,3 +366,144 @@ JSON
 	[[ "$output" == *"runs inside a jail"* ]]
 	[[ "$output" == *"Config extra." ]]
 }
+
+# Issue 12: %info says what the chat runs with, from what the supervisor
+# reported (OPENED): judged against the audit log and the files on disk.
+@test "chat: %info names the model, profile, limits, what is weaker here, the files and ids" {
+	fake_llm <<'JSON'
+[{"text": "hello back"}]
+JSON
+	run bash -c "printf 'hello\n%%info\n' | timeout -k 5 60 '$WARDEN' chat --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key '$KEY' --system-message-append extra"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"model:        openai/fake, API base http://127.0.0.1:$PORT/v1; code as tool calls"* ]]
+	[[ "$output" == *"system:       warden's instructions, with --system-message-append"* ]]
+	[[ "$output" == *"sandbox:      profile workspace"* ]]
+	[[ "$output" == *"workspace:    $WS"* ]]
+	[[ "$output" == *"network:      none"* ]]
+	[[ "$output" == *"limits:       memory 1G ("*"pids 256 ("*"output 8M (supervisor)"* ]]
+	[[ "$output" == *"landlock:     ABI "* ]]
+	if is_root; then
+		[[ "$output" == *"memory 1G (cgroup-v"* ]]
+		[[ "$output" == *"degraded:     nothing"* ]]
+	else
+		[[ "$output" == *"memory 1G (rlimit: weaker: per process)"* ]]
+		[[ "$output" == *"degraded:     limits memory by rlimit only, pids by rlimit only"*"cpus not enforced"* ]]
+	fi
+	local f id
+	f=$(conv_file)
+	[ -f "$f" ]
+	[[ "$output" == *"conversation: $f (2 messages)"* ]]
+	# the audit id is the session's, as the supervisor logged it
+	id=$(printf '%s\n' "$output" | sed -n 's/.*audit id \([0-9a-f]*\) (warden audit.*/\1/p')
+	[ -n "$id" ]
+	grep -q "\"session\":\"$id\"" "$AUDIT"
+	[[ "$output" != *"$KEY"* ]]
+}
+
+# Issue 12: %jupyter writes a valid notebook (nbformat's own validator)
+# under the data directory, and refuses any other place.
+@test "chat: %jupyter writes a valid notebook with the text, the code and its output" {
+	fake_llm <<'JSON'
+[{"text": "Let me run it.", "tool_call": {"language": "python", "code": "print('nb', 6 * 7)"}},
+ {"text": "Shell too.", "tool_call": {"language": "shell", "code": "echo shell-out"}},
+ {"text": "It printed **42**."}]
+JSON
+	run bash -c "printf 'compute it\n%%jupyter\n%%jupyter mine\n%%jupyter ../up\n%%jupyter $WS/nb\n' | timeout -k 5 60 '$WARDEN' chat -y --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key k"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local f nb
+	f=$(conv_file)
+	nb="$XDG_DATA_HOME/warden/notebooks/$(basename "$f" .json).ipynb"
+	[[ "$output" == *"notebook written: $nb (6 cells"* ]]
+	[ -f "$XDG_DATA_HOME/warden/notebooks/mine.ipynb" ]
+	[[ "$output" == *"%jupyter: ../up: '..' is not allowed"* ]]
+	[[ "$output" == *"%jupyter: $WS/nb: not under $XDG_DATA_HOME/warden/, the only place"* ]]
+	[ ! -e "$WS/nb" ] && [ ! -e "$WS/nb.ipynb" ]
+	[ -z "$(find "$XDG_DATA_HOME/.." -maxdepth 2 -name 'up*')" ]
+	# Debian's python3-nbformat (tools/deps.sh), not another python3 on PATH
+	/usr/bin/python3 - "$nb" <<'PY'
+import json, sys
+import nbformat
+path = sys.argv[1]
+raw = json.load(open(path))
+assert raw["nbformat"] == 4 and raw["nbformat_minor"] == 5, raw
+nb = nbformat.read(path, as_version=4)
+nbformat.validate(nb)
+kinds = [(c.cell_type, c.source) for c in nb.cells]
+assert kinds[0] == ("markdown", "**User:** compute it"), kinds
+assert kinds[1] == ("markdown", "Let me run it."), kinds
+assert kinds[2] == ("code", "print('nb', 6 * 7)"), kinds
+out = nb.cells[2].outputs
+assert [o.output_type for o in out] == ["stream"] and out[0].text == "nb 42\n", out
+assert kinds[4] == ("code", "%%bash\necho shell-out"), kinds
+assert nb.cells[4].outputs[0].text == "shell-out\n"
+assert kinds[5] == ("markdown", "It printed **42**."), kinds
+PY
+}
+
+# Issue 12: images in the conversation become display_data; the notebook is
+# made from the saved conversation (--resume) as it was.
+@test "chat: %jupyter turns an image message into display_data image/png" {
+	fake_llm <<'JSON'
+[{"text": "ok"}]
+JSON
+	python3 - "$T/pic.json" <<'PY'
+import json, sys
+png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+json.dump([
+  {"role": "user", "type": "message", "content": "plot"},
+  {"role": "assistant", "type": "code", "format": "python", "content": "plt.show()"},
+  {"role": "computer", "type": "console", "format": "output", "content": "drawn\n"},
+  {"role": "computer", "type": "image", "format": "base64.png", "content": png},
+  {"role": "assistant", "type": "message", "content": "Here it is."}], open(sys.argv[1], "w"))
+PY
+	run bash -c "printf '%%jupyter pic\n' | timeout -k 5 60 '$WARDEN' chat --resume '$T/pic.json' --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key k"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	/usr/bin/python3 - "$XDG_DATA_HOME/warden/notebooks/pic.ipynb" <<'PY'
+import base64, sys
+import nbformat
+nb = nbformat.read(sys.argv[1], as_version=4)
+nbformat.validate(nb)
+out = nb.cells[1].outputs
+assert [o.output_type for o in out] == ["stream", "display_data"], out
+assert base64.b64decode(out[1].data["image/png"]).startswith(b"\x89PNG"), out[1]
+PY
+}
+
+# Issue 12: --conversations lists saved conversations (date, first message,
+# size) with the ID that --resume takes; without a terminal it only lists.
+@test "chat: --conversations lists saved conversations; --resume ID resumes one" {
+	fake_llm <<'JSON'
+[{"text": "first answer"}, {"text": "second answer"}, {"text": "resumed answer"}]
+JSON
+	run "$WARDEN" chat --conversations
+	[ "$status" -eq 0 ]
+	[[ "$output" == "no saved conversations in $XDG_DATA_HOME/warden/conversations yet" ]]
+	chat "alpha question"
+	[ "$status" -eq 0 ]
+	chat "beta question"
+	[ "$status" -eq 0 ]
+	local beta id
+	beta=$(conv_file)
+	# the older one is older by its time, whatever the clock's resolution
+	touch -d '2001-02-03 04:05' "$(ls "$XDG_DATA_HOME"/warden/conversations/*alpha*.json)"
+	run "$WARDEN" chat --conversations < /dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "saved conversations in $XDG_DATA_HOME/warden/conversations, newest first:" ]
+	[[ "${lines[1]}" == "  1  "*"    2 msgs  beta question  ["*"beta-question.json]" ]]
+	[[ "${lines[2]}" == "  2  2001-02-03 04:05    2 msgs  alpha question  ["*"alpha-question.json]" ]]
+	[[ "$output" == *"resume one with: warden chat --resume NAME.json"* ]]
+	[[ "$output" != *"Resume which"* ]]
+	id=$(sed -n 's/.*\[\(.*alpha-question.json\)\]$/\1/p' <<< "$output")
+	[ -n "$id" ]
+	chat --resume "$id" "gamma question"
+	[ "$status" -eq 0 ]
+	req 3 | grep -q 'alpha question'
+	run ! grep -q 'beta question' <<< "$(req 3)"
+	run "$WARDEN" chat --conversations --resume "$id"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"leave out --resume"* ]]
+}
