@@ -20,7 +20,7 @@ static const char magic_help_text[] =
 	"  %save [FILE]      save the conversation (under the data directory's conversations/)\n"
 	"  %load [FILE]      load a saved conversation (the latest without FILE)\n"
 	"  %tokens           the estimated size of the conversation\n"
-	"  %info             model, profile, policy, limits, what is weaker here, files, ids\n"
+	"  %info             model, policy, limits and what is weaker here, files, ids\n"
 	"  %jupyter [FILE]   export the conversation as a Jupyter notebook\n"
 	"  %profile [NAME]   show or switch the sandbox profile\n"
 	"  %audit            what the jail denied in this conversation\n"

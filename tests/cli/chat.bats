@@ -503,6 +503,13 @@ JSON
 	[ "$status" -eq 0 ]
 	req 3 | grep -q 'alpha question'
 	run ! grep -q 'beta question' <<< "$(req 3)"
+	# a conversation's text reaches the terminal through the sanitizer
+	printf '[{"role":"user","type":"message","content":"evil \\u001b]0;pwned\\u0007 title"}]\n' \
+		> "$XDG_DATA_HOME/warden/conversations/evil.json"
+	run "$WARDEN" chat --conversations < /dev/null
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"1 msgs  evil ^[]0;pwned^G title  [evil.json]"* ]]
+	[[ "$output" != *$'\e'* ]]
 	run "$WARDEN" chat --conversations --resume "$id"
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"leave out --resume"* ]]
