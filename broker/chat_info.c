@@ -2,9 +2,9 @@
  * with the jail's side), and %jupyter, the conversation as a notebook.
  *
  * %info reads only what the broker was told: the model settings, OPENED's
- * policy and limits report (which mechanism enforces each limit here), the
- * Landlock ABI of this kernel (the broker's own probe: the jail runs on the
- * same kernel), the conversation file and the session's ids. */
+ * policy, limits report (which mechanism enforces each limit here) and jail
+ * report (where the policy came from, the Landlock ABI), the conversation
+ * file and the session's ids. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,7 +15,6 @@
 
 #include "chat_int.h"
 #include "conv.h"
-#include "warden/landlock.h"
 #include "warden/util.h"
 
 static json_object *jparse(const char *s)
@@ -116,11 +115,17 @@ void chat_info(struct chat *c)
 		ui_note(&c->ui, "  limits:       unknown: the jail could not be opened");
 	}
 
-	/* what is degraded on this machine */
-	abi = wll_abi();
+	/* what is degraded on this machine, as the supervisor reported it */
 	{
+		json_object *jail = c->sess_open ? jparse(c->sess.jail_json) : NULL;
 		char ll[200];
 
+		abi = -1;
+		if (jail && json_object_object_get_ex(jail, "policy_source", &v))
+			ui_note(&c->ui, "  policy from:  %s", json_object_get_string(v));
+		if (jail && json_object_object_get_ex(jail, "landlock_abi", &v))
+			abi = json_object_get_int(v);
+		json_object_put(jail);
 		if (abi > 0)
 			snprintf(ll, sizeof(ll), "ABI %d%s", abi,
 			         abi < 4 ? " (no TCP port rules for the broker; no signal or "
@@ -128,11 +133,11 @@ void chat_info(struct chat *c)
 			         : abi < 6 ? " (no signal or abstract-socket scoping)" : "");
 		else
 			snprintf(ll, sizeof(ll), "%s", abi == 0 ? "NOT AVAILABLE: the mount namespace "
-			         "is the only file boundary (see warden doctor)" : "unknown (the probe failed)");
+			         "is the only file boundary (see warden doctor)" : "unknown");
 		ui_note(&c->ui, "  landlock:     %s", ll);
 	}
-	ui_note(&c->ui, "  degraded:     %s%s", weak.len ? "limits " : "",
-	        weak.len ? weak.d : abi > 0 ? "nothing" : "Landlock (above)");
+	ui_note(&c->ui, "  degraded:     %s%s%s", weak.len ? "limits " : "", weak.len ? weak.d : "",
+	        abi == 0 ? (weak.len ? "; Landlock" : "Landlock") : weak.len ? "" : "nothing");
 
 	/* where this chat is kept */
 	{

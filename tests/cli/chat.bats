@@ -399,6 +399,17 @@ JSON
 	[ -n "$id" ]
 	grep -q "\"session\":\"$id\"" "$AUDIT"
 	[[ "$output" != *"$KEY"* ]]
+	# where the policy came from, and the Landlock ABI, as the supervisor says
+	[[ "$output" == *"policy from:  built-in:workspace.json"* ]]
+	[[ "$output" != *"landlock:     unknown"* ]]
+
+	sed 's/"name": *"workspace"/"name": "mine"/' "$WARDEN_TOP/policy/profiles/workspace.json" \
+		> "$T/mine.json"
+	run bash -c "printf '%%info\n' | timeout -k 5 60 '$WARDEN' chat --policy '$T/mine.json' --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key k"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"sandbox:      profile mine"* ]]
+	[[ "$output" == *"policy from:  $T/mine.json"* ]]
 }
 
 # Issue 12: %jupyter writes a valid notebook (nbformat's own validator)
