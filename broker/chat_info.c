@@ -80,12 +80,13 @@ void chat_info(struct chat *c)
 	        !strcmp(c->llm.provider, "replay") ? ":" : "/", c->llm.model,
 	        base && *base ? base : "(none)",
 	        c->llm.tools ? "tool calls" : "fenced blocks (--no-tools)");
-	ui_note(&c->ui, "  chat profile: %s", c->chat_profile ? c->chat_profile : "(none: config.json's top level)");
+	ui_note(&c->ui, "  chat profile: %s",
+	        c->chat_profile ? c->chat_profile : "(none: config.json's top level)");
 	ui_note(&c->ui, "  system:       %s%s (~%zu tokens; the jail's facts are always in it)",
-	        c->system_base && *c->system_base ? "your --system-message replaces warden's "
+	        c->system_base && *c->system_base ? "your system message replaces warden's "
 	                                            "instructions"
 	                                          : "warden's instructions",
-	        c->system_extra && *c->system_extra ? ", with --system-message-append" : "",
+	        c->system_extra && *c->system_extra ? ", with your addition" : "",
 	        conv_tokens_str(sys));
 	ui_note(&c->ui, "  approval:     %s%s", c->auto_run ? "auto-run (code runs unasked)"
 	                                                    : "each block asks first",
@@ -97,12 +98,14 @@ void chat_info(struct chat *c)
 	for (uint32_t i = 0; i < c->bc.n_profiles; i++)
 		sbuf_addf(&allowed, "%s%s", i ? ", " : "", c->bc.profiles[i]);
 	pol = c->sess_open ? jparse(c->sess.policy_json) : NULL;
-	ui_note(&c->ui, "  sandbox:      profile %s%s%s%s (allowed: %s)", chat_profile_name(c),
-	        pol && json_object_object_get_ex(pol, "description", &v) ? " (" : "",
-	        pol && json_object_object_get_ex(pol, "description", &v) ? json_object_get_string(v)
-	                                                                  : "",
-	        pol && json_object_object_get_ex(pol, "description", &v) ? ")" : "",
-	        allowed.len ? allowed.d : chat_profile_name(c));
+	{
+		const char *desc = pol && json_object_object_get_ex(pol, "description", &v)
+		                   ? json_object_get_string(v) : NULL;
+
+		ui_note(&c->ui, "  sandbox:      profile %s%s%s%s (allowed: %s)", chat_profile_name(c),
+		        desc ? " (" : "", desc ? desc : "", desc ? ")" : "",
+		        allowed.len ? allowed.d : chat_profile_name(c));
+	}
 	ui_note(&c->ui, "  workspace:    %s",
 	        c->bc.default_workspace ? c->bc.default_workspace : "(the current directory)");
 	if (pol) {

@@ -377,7 +377,7 @@ JSON
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"model:        openai/fake, API base http://127.0.0.1:$PORT/v1; code as tool calls"* ]]
-	[[ "$output" == *"system:       warden's instructions, with --system-message-append"* ]]
+	[[ "$output" == *"system:       warden's instructions, with your addition"* ]]
 	[[ "$output" == *"sandbox:      profile workspace"* ]]
 	[[ "$output" == *"workspace:    $WS"* ]]
 	[[ "$output" == *"network:      none"* ]]

@@ -221,7 +221,7 @@ JSON
 	wait_prompt 2
 	keys "%info" Enter
 	wait_for "session:      "
-	screen | grep -q "system:       your --system-message replaces warden's instructions"
+	screen | grep -q "system:       your system message replaces warden's instructions"
 	screen | grep -q "sandbox:      profile workspace"
 	screen | grep -q "limits:       memory 1G"
 	screen | grep -q "degraded:     "
