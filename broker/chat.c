@@ -17,6 +17,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "chat.h"
 #include "chat_int.h"
@@ -260,6 +262,8 @@ static void chat_free(struct chat *c)
 	json_object_put(c->denied);
 	json_object_put(c->audit_ids);
 	free(c->profile);
+	free(c->chat_profile);
+	free(c->system_base);
 	free(c->system_extra);
 	free(c->conv_path);
 }
@@ -333,6 +337,84 @@ static int export_script(const struct bdirs *d, struct chat_opts *o)
 	return r;
 }
 
+/* The first user message, on one line, cut to about max characters (at a
+ * character boundary), sanitized for the terminal.  malloc'd. */
+static char *one_line(const char *s, size_t max)
+{
+	struct sbuf b = { 0 };
+	size_t n = 0;
+	char *r;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if ((*p & 0xc0) != 0x80 && ++n > max) {
+			sbuf_adds(&b, "…");
+			break;
+		}
+		sbuf_addc(&b, *p == '\n' || *p == '\t' || *p == '\r' ? ' ' : (char)*p);
+	}
+	r = wsan_str(b.d ? b.d : "", b.len);
+	sbuf_free(&b);
+	return r;
+}
+
+/* --conversations: the saved conversations, newest first, each with the
+ * file name that --resume takes.  On a terminal (stdin and stdout) the person may
+ * pick one by number, and the chat resumes it (*picked, malloc'd); else,
+ * or when nothing is picked, the list is all.  0 listed (and maybe
+ * picked), 1 the directory could not be read. */
+static int list_conversations(const struct bdirs *d, char **picked)
+{
+	struct conv_entry *e = NULL;
+	size_t n = 0;
+	struct werr err = { 0 };
+	_cleanup_free_ char *dir = conv_dir(d->data), *dir_shown = bdirs_shown(d, dir);
+	char line[64];
+
+	*picked = NULL;
+	if (conv_list(d->data, &e, &n, &err) < 0) {
+		_cleanup_free_ char *m = bdirs_shown(d, err.msg);
+
+		fprintf(stderr, "warden chat: %s\n", m);
+		return 1;
+	}
+	if (!n) {
+		printf("no saved conversations in %s yet\n", dir_shown);
+		return 0;
+	}
+	printf("saved conversations in %s, newest first:\n", dir_shown);
+	for (size_t i = 0; i < n; i++) {
+		char when[32];
+		struct tm tm;
+		const char *base = strrchr(e[i].path, '/');
+		_cleanup_free_ char *first = one_line(e[i].first ? e[i].first : "(no message)", 40);
+		_cleanup_free_ char *id = NULL;
+
+		base = base ? base + 1 : e[i].path;
+		id = wsan_str(base, strlen(base));   /* --resume takes it as it is */
+		localtime_r(&e[i].mtime, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
+		printf("%3zu  %s  %3zu msgs  %s  [%s]\n", i + 1, when, e[i].n_msgs, first, id);
+	}
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		printf("resume one with: warden chat --resume NAME.json (the name in brackets)\n");
+		conv_list_free(e, n);
+		return 0;
+	}
+	printf("Resume which? [1-%zu, Enter: none] ", n);
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin)) {
+		char *end = NULL;
+		long k = strtol(line, &end, 10);
+
+		if (end != line && k >= 1 && (size_t)k <= n)
+			*picked = xstrdup(e[k - 1].path);
+		else if (line[strspn(line, " \t\n")])
+			printf("not a number from 1 to %zu: nothing resumed\n", n);
+	}
+	conv_list_free(e, n);
+	return 0;
+}
+
 static void ensure_utf8_locale(void)
 {
 	const char *cs = nl_langinfo(CODESET);
@@ -372,6 +454,20 @@ int chat_main(struct chat_opts *o, const struct bdirs *d)
 		rc = export_script(d, o);
 		goto out_opts;
 	}
+	if (o->conversations) {
+		char *picked = NULL;
+
+		if (o->resume_set) {
+			chat_bad("--conversations picks the conversation to resume: leave out --resume");
+			return 2;
+		}
+		rc = list_conversations(d, &picked);
+		if (rc || !picked)
+			goto out_opts;
+		o->resume_set = true;
+		free(o->resume);
+		o->resume = picked;
+	}
 
 	ensure_utf8_locale();
 	memset(&c, 0, sizeof(c));
@@ -384,12 +480,15 @@ int chat_main(struct chat_opts *o, const struct bdirs *d)
 	c.oneshot = o->oneshot;
 	c.max_output = s->max_output > 0 ? s->max_output : DEFAULT_MAX_OUTPUT;
 	c.context_window = s->context_window > 0 ? s->context_window : DEFAULT_CONTEXT;
-	c.system_extra = s->system_message ? xstrdup(s->system_message) : NULL;
+	c.chat_profile = o->profile ? xstrdup(o->profile) : NULL;
+	c.system_base = s->system_message ? xstrdup(s->system_message) : NULL;
+	c.system_extra = s->system_message_append ? xstrdup(s->system_message_append) : NULL;
 	if (setup_llm(&c, o, s) < 0) {
 		rc = 2;
 		goto out;
 	}
 	ui_init(&c.ui, d->data);
+	c.ui.hide_fences = !c.llm.tools;
 	ui_signals();
 	if (bclient_init(&c.bc, BROKER_SUP_FD, &err) < 0) {
 		ui_error(&c.ui, "cannot talk to the supervisor: %s", err.msg);

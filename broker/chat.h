@@ -14,9 +14,10 @@
  *
  * The files: chat_opts.c (this step), chat.c (the turn loop and chat_main),
  * chat_prompt.c (the system message), chat_run.c (approve and run a block),
- * chat_magic.c (%commands), chat_conv.c (the conversation shown, added to,
- * saved); chat_int.h is what they share.  Calls go one way: chat.c over
- * chat_magic.c over chat_run.c over chat_conv.c over chat_prompt.c. */
+ * chat_magic.c (%commands), chat_info.c (%info, %jupyter), chat_conv.c (the
+ * conversation shown, added to, saved); chat_int.h is what they share.
+ * Calls go one way: chat.c over chat_magic.c over chat_info.c over
+ * chat_run.c over chat_conv.c over chat_prompt.c. */
 #ifndef BROKER_CHAT_H
 #define BROKER_CHAT_H
 
@@ -31,6 +32,7 @@ struct chat_opts {
 	struct chat_settings s;       /* the command line over config.json */
 	char *api_key, *profile, *export_script, *resume;
 	bool resume_set, no_tools, verbose, oneshot, help;
+	bool conversations;           /* --conversations: list (and pick) saved ones */
 	long max_tokens;
 	double temperature;
 	long connect_ms, idle_ms, replay_delay_ms;

@@ -20,9 +20,11 @@ struct chat {
 	struct bsession sess;
 	bool sess_open;
 	char *profile;                /* sandbox profile; NULL: the default */
+	char *chat_profile;           /* --profile: config.json's profile; NULL: none */
 	bool auto_run, verbose, oneshot;
 	long max_output, context_window;
-	char *system_extra;
+	char *system_base;            /* --system-message: replaces warden's instructions */
+	char *system_extra;           /* --system-message-append: added after them */
 	json_object *msgs;
 	char *conv_path;
 	json_object *denied;          /* {"syscall": count} over the conversation */
@@ -57,7 +59,14 @@ const char *chat_profile_name(const struct chat *c);
 /* chat_run.c: show, approve and run one code message */
 enum { RB_RAN, RB_DECLINED, RB_INTERRUPTED, RB_FATAL };
 int chat_run_block(struct chat *c, json_object *m);
+/* Open the session's jail if none is open (errors shown); 0 or -1. */
+int chat_open_session(struct chat *c);
 void chat_close_session(struct chat *c);
+
+/* chat_info.c: %info (what this chat runs with) and %jupyter (the
+ * conversation as a notebook) */
+void chat_info(struct chat *c);
+void chat_jupyter(struct chat *c, const char *arg);
 
 /* chat_magic.c: a %command line */
 void chat_magic(struct chat *c, char *line);

@@ -20,6 +20,8 @@ static const char magic_help_text[] =
 	"  %save [FILE]      save the conversation (under the data directory's conversations/)\n"
 	"  %load [FILE]      load a saved conversation (the latest without FILE)\n"
 	"  %tokens           the estimated size of the conversation\n"
+	"  %info             model, policy, limits and what is weaker here, files, ids\n"
+	"  %jupyter [FILE]   export the conversation as a Jupyter notebook\n"
 	"  %profile [NAME]   show or switch the sandbox profile\n"
 	"  %audit            what the jail denied in this conversation\n"
 	"  %verbose          show requests, timings and sessions\n"
@@ -155,6 +157,10 @@ void chat_magic(struct chat *c, char *line)
 			ui_note(&c->ui, "  details: warden audit --session %s --denied",
 			        json_object_get_string(json_object_array_get_idx(c->audit_ids, i)));
 		sbuf_free(&l);
+	} else if (!strcmp(cmd, "info")) {
+		chat_info(c);
+	} else if (!strcmp(cmd, "jupyter")) {
+		chat_jupyter(c, arg);
 	} else if (!strcmp(cmd, "verbose")) {
 		c->verbose = !c->verbose;
 		ui_note(&c->ui, "verbose %s", c->verbose ? "on" : "off");

@@ -24,7 +24,7 @@
 enum {
 	O_API_BASE = 256, O_API_KEY, O_PROFILE, O_SANDBOX, O_NO_TOOLS, O_MAX_OUTPUT, O_CONTEXT,
 	O_MAX_TOKENS, O_TEMP, O_RESUME, O_EXPORT, O_SYSMSG, O_CONNECT, O_IDLE, O_ONESHOT,
-	O_REPLAY_DELAY,
+	O_REPLAY_DELAY, O_SYSMSG_APPEND, O_CONVERSATIONS,
 };
 
 static const struct option longopts[] = {
@@ -42,6 +42,8 @@ static const struct option longopts[] = {
 	{ "resume", optional_argument, NULL, O_RESUME },
 	{ "export-script", required_argument, NULL, O_EXPORT },
 	{ "system-message", required_argument, NULL, O_SYSMSG },
+	{ "system-message-append", required_argument, NULL, O_SYSMSG_APPEND },
+	{ "conversations", no_argument, NULL, O_CONVERSATIONS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "connect-timeout", required_argument, NULL, O_CONNECT },
 	{ "idle-timeout", required_argument, NULL, O_IDLE },
@@ -64,18 +66,18 @@ const char chat_usage_text[] =
 	"      --sandbox-profile NAME the jail's policy profile (%profile switches it)\n"
 	"      --no-tools             the model writes ```fenced``` code, not tool calls\n"
 	"      --max-output N  --context-window N  --max-tokens N  --temperature T\n"
-	"      --resume [FILE.json]   continue a saved conversation (default: the latest)\n"
+	"      --resume [ID|FILE]     continue a saved conversation (default: the latest)\n"
+	"      --conversations        list saved conversations; pick one to resume\n"
 	"      --export-script FILE   with --resume: the approved code as a shell script\n"
-	"      --system-message TEXT  appended to the system message\n"
+	"      --system-message TEXT  replaces warden's instructions (jail facts stay)\n"
+	"      --system-message-append TEXT   added to the system message\n"
 	"      --connect-timeout DUR  --idle-timeout DUR   (e.g. 10s, 2m)\n"
 	"      --oneshot              a fresh jail for every block (no state kept)\n"
 	"      --workspace DIR        the jail's workspace (default: .)\n"
 	"      --allow-workspace DIR  --allow-profile NAME   more a session may use\n"
-	"      --policy FILE          a policy file, allowed and made the default\n"
-	"      --audit-log FILE       where audit records go\n"
+	"      --policy FILE  --audit-log FILE   the default policy; the audit's file\n"
 	"\n"
-	"At the prompt: %help lists the commands; Ctrl-C interrupts, Ctrl-D exits.\n"
-	"Every option in full: man warden-chat\n";
+	"At the prompt: %help; Ctrl-C interrupts, Ctrl-D exits.  All: man warden-chat\n";
 
 void chat_opts_free(struct chat_opts *o)
 {
@@ -228,6 +230,13 @@ static int parse_opts(int argc, char **argv, struct chat_opts *o)
 		case O_SYSMSG:
 			free(o->s.system_message);
 			o->s.system_message = xstrdup(optarg);
+			break;
+		case O_SYSMSG_APPEND:
+			free(o->s.system_message_append);
+			o->s.system_message_append = xstrdup(optarg);
+			break;
+		case O_CONVERSATIONS:
+			o->conversations = true;
 			break;
 		case 'v':
 			o->verbose = true;

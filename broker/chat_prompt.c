@@ -148,13 +148,25 @@ static void describe_languages(struct chat *c, struct sbuf *b)
 	json_object_put(langs);
 }
 
+/* Two parts.  Warden's instructions (who the model is, how to work) are
+ * the person's to replace: --system-message / "system_message".  The facts
+ * about where the code runs (how to run it, the jail, its policy and
+ * limits, the languages, that a denial is the policy working) are always
+ * there, replaced or not: without them a model takes EPERM for a bug and
+ * tries to get around it, or does not know that its fences run.  They are
+ * not what keeps the person safe (the jail is), so keeping them costs the
+ * person nothing they could want.  --system-message-append /
+ * "system_message_append" comes last. */
 char *chat_system_message(struct chat *c)
 {
 	struct sbuf b = { 0 };
 
-	sbuf_adds(&b,
-	          "You are Warden Interpreter, a world-class programmer who can complete any goal "
-	          "by writing and running code.\n");
+	if (c->system_base && *c->system_base)
+		sbuf_addf(&b, "%s\n\n", c->system_base);
+	else
+		sbuf_adds(&b,
+		          "You are Warden Interpreter, a world-class programmer who can complete any "
+		          "goal by writing and running code.\n");
 	if (c->llm.tools)
 		sbuf_adds(&b, "To run code, call the `execute` tool with a language and the code. "
 		              "You see its output in the result.\n");
@@ -174,13 +186,14 @@ char *chat_system_message(struct chat *c)
 	          "When something is denied (permission denied, EPERM, read-only file system, no "
 	          "network, a limit reached), that is the jail's policy working, not a bug: do not "
 	          "try to get around it. Tell the user what was blocked; they can choose another "
-	          "sandbox profile (%%profile NAME) if they trust the task.\n"
-	          "Work in small steps: run a little code, read the output, then continue. Write "
-	          "files into the workspace. When the task is done, reply without code and "
-	          "summarise the result.\n",
+	          "sandbox profile (%%profile NAME) if they trust the task.\n",
 	          c->max_output);
+	if (!c->system_base || !*c->system_base)
+		sbuf_adds(&b,
+		          "Work in small steps: run a little code, read the output, then continue. "
+		          "Write files into the workspace. When the task is done, reply without code "
+		          "and summarise the result.\n");
 	if (c->system_extra && *c->system_extra)
 		sbuf_addf(&b, "\n%s\n", c->system_extra);
 	return sbuf_steal(&b);
 }
-

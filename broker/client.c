@@ -100,6 +100,7 @@ void bsession_free(struct bsession *s)
 	free(s->policy_json);
 	free(s->languages_json);
 	free(s->limits_json);
+	free(s->jail_json);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -124,6 +125,7 @@ int bclient_open(struct bclient *b, const char *profile, const char *workspace,
 			s->policy_json = steal_pointer(&m.json);
 			s->languages_json = steal_pointer(&m.langs);
 			s->limits_json = steal_pointer(&m.limits);
+			s->jail_json = steal_pointer(&m.jail);
 			wmsg_free(&m);
 			if (!s->audit_id)
 				s->audit_id = xstrdup("");

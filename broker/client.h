@@ -33,6 +33,7 @@ struct bsession {
 	char *policy_json;     /* the effective policy, for the system message */
 	char *languages_json;  /* [{"name":..,"aliases":[..],"persistent":bool}] */
 	char *limits_json;     /* {"memory":"rlimit",...}: what enforces each limit */
+	char *jail_json;       /* {"policy_source":..,"landlock_abi":N} (proto.h) */
 };
 /* profile/workspace NULL: the defaults from WELCOME. */
 int bclient_open(struct bclient *b, const char *profile, const char *workspace,

@@ -12,7 +12,8 @@
 #define CONFIG_MAX (1u << 20)
 
 static const char *const known_keys =
-	"model, api_base, auto_run, sandbox_profile, system_message, max_output, context_window, profiles";
+	"model, api_base, auto_run, sandbox_profile, system_message, system_message_append, "
+	"max_output, context_window, profiles";
 
 void chat_settings_init(struct chat_settings *s)
 {
@@ -26,6 +27,7 @@ void chat_settings_free(struct chat_settings *s)
 	free(s->api_base);
 	free(s->sandbox_profile);
 	free(s->system_message);
+	free(s->system_message_append);
 	chat_settings_init(s);
 }
 
@@ -43,6 +45,7 @@ void chat_settings_merge(struct chat_settings *base, const struct chat_settings 
 	set_str(&base->api_base, over->api_base);
 	set_str(&base->sandbox_profile, over->sandbox_profile);
 	set_str(&base->system_message, over->system_message);
+	set_str(&base->system_message_append, over->system_message_append);
 	if (over->auto_run >= 0)
 		base->auto_run = over->auto_run;
 	if (over->max_output > 0)
@@ -88,7 +91,9 @@ static int parse_obj(const char *path, const char *text, size_t len, size_t from
 		char **str = !strcmp(key, "model") ? &s->model
 		             : !strcmp(key, "api_base") ? &s->api_base
 		             : !strcmp(key, "sandbox_profile") ? &s->sandbox_profile
-		             : !strcmp(key, "system_message") ? &s->system_message : NULL;
+		             : !strcmp(key, "system_message") ? &s->system_message
+		             : !strcmp(key, "system_message_append") ? &s->system_message_append
+		             : NULL;
 		long *num = !strcmp(key, "max_output") ? &s->max_output
 		            : !strcmp(key, "context_window") ? &s->context_window : NULL;
 

@@ -1,7 +1,11 @@
 /* The user's chat configuration, <config>/config.json:
  *
  *   { "model": "openai/gpt-4o", "api_base": "...", "auto_run": false,
- *     "sandbox_profile": "workspace", "system_message": "...",
+ *     "sandbox_profile": "workspace",
+ *     "system_message": "...",          replaces warden's instructions
+ *     "system_message_append": "...",   added after them
+ *     (the facts about the jail are in the system message either way,
+ *     chat_prompt.c)
  *     "max_output": 2800, "context_window": 8000,
  *     "profiles": { "NAME": { ...the same keys but "profiles"... } } }
  *
@@ -17,7 +21,7 @@
 #include "warden/err.h"
 
 struct chat_settings {
-	char *model, *api_base, *sandbox_profile, *system_message;
+	char *model, *api_base, *sandbox_profile, *system_message, *system_message_append;
 	int auto_run;                  /* -1 unset */
 	long max_output, context_window;   /* 0 unset */
 };

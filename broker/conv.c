@@ -186,7 +186,7 @@ int conv_validate(json_object *msgs, struct werr *err)
 	return 0;
 }
 
-int conv_save(const char *path, json_object *msgs, struct werr *err)
+int conv_write_json(const char *path, json_object *obj, const char *what, struct werr *err)
 {
 	_cleanup_free_ char *dir = xstrdup(path), *tmp = NULL;
 	_cleanup_close_ int fd = -1, dfd = -1;
@@ -198,19 +198,19 @@ int conv_save(const char *path, json_object *msgs, struct werr *err)
 		if (mkdir_p(dir, 0700, err) < 0)
 			return -1;
 	}
-	text = json_object_to_json_string_ext(msgs, JSON_C_TO_STRING_PRETTY |
+	text = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
 	                                            JSON_C_TO_STRING_NOSLASHESCAPE);
 	tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
-		return werr_set(err, errno, "saving the conversation: %s", tmp);
+		return werr_set(err, errno, "%s: %s", what, tmp);
 	if (write_all(fd, text, strlen(text)) < 0 || write_all(fd, "\n", 1) < 0 || fsync(fd) < 0) {
-		werr_set(err, errno, "saving the conversation: %s", tmp);
+		werr_set(err, errno, "%s: %s", what, tmp);
 		unlink(tmp);
 		return -1;
 	}
 	if (close(steal_fd(&fd)) < 0 || rename(tmp, path) < 0) {
-		werr_set(err, errno, "saving the conversation: %s", path);
+		werr_set(err, errno, "%s: %s", what, path);
 		unlink(tmp);
 		return -1;
 	}
@@ -220,6 +220,11 @@ int conv_save(const char *path, json_object *msgs, struct werr *err)
 			(void)fsync(dfd);
 	}
 	return 0;
+}
+
+int conv_save(const char *path, json_object *msgs, struct werr *err)
+{
+	return conv_write_json(path, msgs, "saving the conversation", err);
 }
 
 void conv_linecol(const char *text, size_t off, int *line, int *col)

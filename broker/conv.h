@@ -8,6 +8,7 @@
 
 #include <json-c/json.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "warden/err.h"
 
@@ -32,6 +33,9 @@ int conv_resolve(const char *data, const char *name, char **path, struct werr *e
  * a string content.  err names the message ("message 3: ..."). */
 int conv_validate(json_object *msgs, struct werr *err);
 int conv_save(const char *path, json_object *msgs, struct werr *err);
+/* Any JSON value to path the same way (directories made 0700, temp file,
+ * fsync, rename, 0600); what names the job in errors. */
+int conv_write_json(const char *path, json_object *obj, const char *what, struct werr *err);
 int conv_load(const char *path, json_object **msgs, struct werr *err);
 
 /* JSON text to a value; errors say "path:line:col: what". */
@@ -54,5 +58,31 @@ json_object *conv_trim(json_object *msgs, size_t budget);
 char *conv_script(json_object *msgs, const char *source);
 int conv_export_script(json_object *msgs, const char *source, const char *path,
                        struct werr *err);
+
+/* conv_nb.c: the conversation as a Jupyter notebook (nbformat 4.5): the
+ * user's and the model's text as markdown cells, each code block as a code
+ * cell (a cell magic such as %%bash for languages other than python) with
+ * what came back as its outputs: console text as stream outputs, images
+ * (base64.png / base64.jpeg) and html as display_data.  A new object. */
+json_object *conv_notebook(json_object *msgs);
+/* Where %jupyter writes: <data>/notebooks/NAME.ipynb (".ipynb" added when
+ * missing); an absolute path must be under data; ".." is refused.  name
+ * NULL or "": the conversation file's name (conv_path, may be NULL: a new
+ * timestamped name). */
+int conv_notebook_path(const char *data, const char *name, const char *conv_path, char **path,
+                       struct werr *err);
+
+/* Saved conversations, newest first, for --conversations: path, modified
+ * time, message count, first user message (NULL when none). */
+struct conv_entry {
+	char *path;
+	time_t mtime;
+	size_t n_msgs;
+	char *first;
+};
+/* 0 with *out (n entries; none is fine), -1 with err when the directory
+ * cannot be read.  Files that are not conversations are skipped. */
+int conv_list(const char *data, struct conv_entry **out, size_t *n, struct werr *err);
+void conv_list_free(struct conv_entry *e, size_t n);
 
 #endif

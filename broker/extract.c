@@ -63,6 +63,24 @@ static bool in_list(const char *s, const char *const *list, size_t n)
 	return false;
 }
 
+bool llm_fence_runs(const char *info, size_t n)
+{
+	char label[32];
+	size_t i = 0, k;
+
+	while (i < n && isspace((unsigned char)info[i]))
+		i++;
+	for (k = i; k < n && !isspace((unsigned char)info[k]) && info[k] != '{'; k++)
+		;
+	if (k == i)
+		return true;
+	if (k - i >= sizeof(label))
+		return true;   /* no data label is that long */
+	memcpy(label, info + i, k - i);
+	label[k - i] = '\0';
+	return !in_list(label, not_code, ARRAY_SIZE(not_code));
+}
+
 bool llm_is_language(const char *name)
 {
 	return name && in_list(name, languages, ARRAY_SIZE(languages));

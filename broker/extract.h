@@ -18,6 +18,11 @@ json_object *llm_extract_code(const char *text);
  * are JSON {language, code}, a JSON string of that, or raw code.  0 with
  * *language and *code malloc'd, or -1 when it is not a code call. */
 int llm_repair_call(const char *name, const char *args, char **language, char **code);
+/* True when llm_extract_code turns a fence with this info string (what
+ * follows the ``` on its line) into code to run: an unlabelled fence, or
+ * any label but data and output (text, json, csv, ...).  The chat hides
+ * such fences from the streamed text, because the code box shows them. */
+bool llm_fence_runs(const char *info, size_t n);
 /* True for the names of languages a model may use as a tool name. */
 bool llm_is_language(const char *name);
 

@@ -1,4 +1,5 @@
 /* The terminal (see ui.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -6,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <wchar.h>
 
+#include "extract.h"
 #include "ui.h"
 #include "warden/proto.h"
 #include "warden/util.h"
@@ -152,6 +154,7 @@ void ui_free(struct ui *u)
 	free(u->histfile);
 	md_free(&u->md);
 	sbuf_free(&u->partial);
+	sbuf_free(&u->fline);
 	pthread_mutex_destroy(&u->spin_mu);
 	pthread_cond_destroy(&u->spin_cv);
 	memset(u, 0, sizeof(*u));
@@ -348,13 +351,117 @@ static void erase_partial(struct ui *u)
 	sbuf_reset(&u->partial);
 }
 
+/* ---- fences that run (--no-tools) ----
+ *
+ * Without tools the model writes its code as fenced blocks in its text,
+ * and each runnable one becomes a code box before it runs (chat.c).  Shown
+ * in the text too, the code appeared twice.  The start of each line is
+ * held while it could still be a fence; a fence that will run
+ * (llm_fence_runs, the extractor's own rule) is dropped up to its closing
+ * fence; every other line is passed on as it was. */
+
+/* The line so far could still turn out to be a fence line. */
+static bool could_be_fence(const char *d, size_t n)
+{
+	size_t i = 0, m = 0;
+
+	while (i < n && (d[i] == ' ' || d[i] == '\t'))
+		i++;
+	if (i == n)
+		return true;
+	if (d[i] != '`' && d[i] != '~')
+		return false;
+	while (i + m < n && d[i + m] == d[i])
+		m++;
+	if (i + m == n)
+		return true;
+	return m >= 3 && (d[i] == '~' || !memchr(d + i + m, '`', n - i - m));
+}
+
+/* A whole held line (with its newline): drop it or pass it on. */
+static void fence_line_done(struct ui *u, struct sbuf *out)
+{
+	const char *d = u->fline.d;
+	size_t n = u->fline.len, i = 0, m = 0, r;
+	char ch;
+
+	while (i < n && (d[i] == ' ' || d[i] == '\t'))
+		i++;
+	ch = i < n ? d[i] : '\0';
+	while ((ch == '`' || ch == '~') && i + m < n && d[i + m] == ch)
+		m++;
+	r = i + m;
+	if (u->fence_in) {
+		size_t k = r;
+		bool hidden = u->fence_hiding;
+
+		while (k < n && isspace((unsigned char)d[k]))
+			k++;
+		if (ch == u->fence_ch && m >= u->fence_n && k == n)
+			u->fence_in = u->fence_hiding = false;   /* the closing fence */
+		if (!hidden)
+			sbuf_add(out, d, n);
+	} else if (m >= 3 && (ch == '~' || !memchr(d + r, '`', n - r))) {
+		u->fence_in = true;
+		u->fence_hiding = llm_fence_runs(d + r, n - r);
+		u->fence_ch = ch;
+		u->fence_n = m;
+		if (!u->fence_hiding)
+			sbuf_add(out, d, n);
+	} else {
+		sbuf_add(out, d, n);
+	}
+	sbuf_reset(&u->fline);
+}
+
+static void fence_filter(struct ui *u, const char *s, size_t n, struct sbuf *out)
+{
+	if (!u->hide_fences) {
+		sbuf_add(out, s, n);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (u->fline_pass) {
+			sbuf_addc(out, s[i]);
+			u->fline_pass = s[i] != '\n';
+			continue;
+		}
+		sbuf_addc(&u->fline, s[i]);
+		if (s[i] == '\n') {
+			fence_line_done(u, out);
+		} else if (!u->fence_hiding && !could_be_fence(u->fline.d, u->fline.len)) {
+			sbuf_add(out, u->fline.d, u->fline.len);
+			sbuf_reset(&u->fline);
+			u->fline_pass = true;
+		}
+	}
+}
+
+/* The end of a reply: a held partial line is passed on, unless it is in a
+ * hidden fence (a reply cut off inside its code). */
+static void fence_end(struct ui *u, struct sbuf *out)
+{
+	if (!u->fence_hiding)
+		sbuf_add(out, u->fline.d ? u->fline.d : "", u->fline.len);
+	sbuf_reset(&u->fline);
+	u->fence_in = u->fence_hiding = u->fline_pass = false;
+}
+
 void ui_model_text(struct ui *u, const char *s, size_t n)
 {
-	struct sbuf clean = { 0 }, out = { 0 };
+	struct sbuf clean = { 0 }, out = { 0 }, shown = { 0 };
 	const char *nl;
 
+	wsan_feed(&u->san_model, s, n, &shown);
+	fence_filter(u, shown.d ? shown.d : "", shown.len, &clean);
+	sbuf_free(&shown);
+	if (!clean.len) {
+		/* nothing to show yet: the code of a hidden fence is being written */
+		if (u->fence_hiding)
+			ui_spinner_start(u, "writing code");
+		goto out;
+	}
 	ui_spinner_stop(u);
-	wsan_feed(&u->san_model, s, n, &clean);
 	if (!u->color) {
 		/* plain markdown is the text itself: stream it as it comes */
 		ui_write(u, clean.d, clean.len);
@@ -382,10 +489,13 @@ out:
 
 void ui_model_end(struct ui *u)
 {
-	struct sbuf clean = { 0 }, out = { 0 };
+	struct sbuf clean = { 0 }, out = { 0 }, shown = { 0 };
 
 	ui_spinner_stop(u);
-	wsan_end(&u->san_model, &clean);
+	wsan_end(&u->san_model, &shown);
+	fence_filter(u, shown.d ? shown.d : "", shown.len, &clean);
+	fence_end(u, &clean);
+	sbuf_free(&shown);
 	if (!u->color) {
 		ui_write(u, clean.d, clean.len);
 	} else {

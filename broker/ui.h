@@ -33,6 +33,15 @@ struct ui {
 	struct sbuf partial;       /* the unrendered line shown so far */
 	bool at_bol;               /* the cursor is at the start of a line */
 	int out_stream;            /* the stream the last output came from */
+	/* --no-tools: fences that will run are held back from the model's
+	 * text, because their code box shows them (ui_model_text) */
+	bool hide_fences;
+	bool fence_in;             /* inside a fence (hidden or shown) */
+	bool fence_hiding;         /* inside a fence that runs: not shown */
+	char fence_ch;
+	size_t fence_n;
+	struct sbuf fline;         /* the held start of the current line */
+	bool fline_pass;           /* the current line was passed on already */
 	/* the spinner */
 	pthread_t spin_thr;
 	pthread_mutex_t spin_mu;

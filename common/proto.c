@@ -17,7 +17,7 @@
  *   m stream (u8)  c count (u64)
  *   P profile  L language  A audit id  Y syscall   (str, WPROTO_NAME_MAX)
  *   W workspace (str, WPROTO_PATH_MAX)
- *   T text  J json  K langs  M limits               (str, WPROTO_TEXT_MAX)
+ *   T text  J json  K langs  M limits  F jail facts  (str, WPROTO_TEXT_MAX)
  *   X text, code-sized (str, WPROTO_CODE_MAX)
  *   D data: code (RUN, WPROTO_CODE_MAX) or output (OUTPUT, WPROTO_OUTPUT_CHUNK)
  *   l list of names (u32 n <= WPROTO_DENIED_MAX, n x str)
@@ -37,7 +37,7 @@ static const struct wmsg_desc descs[] = {
 	{ WM_LANGS, "LANGS", "q" },
 	{ WM_EDIT, "EDIT", "qX" },
 	{ WM_WELCOME, "WELCOME", "vPWl" },
-	{ WM_OPENED, "OPENED", "qsAJKM" },
+	{ WM_OPENED, "OPENED", "qsAJKMF" },
 	{ WM_OUTPUT, "OUTPUT", "sbmD" },
 	{ WM_RESULT, "RESULT", NULL },
 	{ WM_AUDIT, "AUDIT", "sbYc" },
@@ -186,9 +186,9 @@ int wproto_welcome(struct wbuf *o, uint32_t version, const char *default_profile
 { return encode(o, WM_WELCOME, err, version, default_profile, default_workspace, profiles, n); }
 int wproto_opened(struct wbuf *o, uint32_t req, uint32_t session, const char *audit_id,
                   const char *policy_json, const char *languages_json,
-                  const char *limits_json, struct werr *err)
+                  const char *limits_json, const char *jail_json, struct werr *err)
 { return encode(o, WM_OPENED, err, req, session, audit_id, policy_json, languages_json,
-                limits_json); }
+                limits_json, jail_json); }
 int wproto_output(struct wbuf *o, uint32_t session, uint32_t block, uint8_t stream,
                   const void *data, size_t len, struct werr *err)
 { return encode(o, WM_OUTPUT, err, session, block, (int)stream, data, len); }
@@ -245,6 +245,7 @@ void wmsg_free(struct wmsg *m)
 	free(m->json);
 	free(m->langs);
 	free(m->limits);
+	free(m->jail);
 	free(m->syscall);
 	for (uint32_t i = 0; i < m->n_list; i++)
 		free(m->list[i]);
@@ -267,6 +268,7 @@ static char **str_slot(struct wmsg *m, char code)
 	case 'J': return &m->json;
 	case 'K': return &m->langs;
 	case 'M': return &m->limits;
+	case 'F': return &m->jail;
 	default: return &m->text;   /* T, X */
 	}
 }

@@ -44,7 +44,7 @@ _warden()
 		return 0 ;;
 	-m|--model|--api-base|--api-key|--memory|--pids|--cpus|--timeout|--cpu-time|\
 	--output|--env|--max-output|--context-window|--max-tokens|--temperature|\
-	--system-message|--connect-timeout|--idle-timeout|--session)
+	--system-message|--system-message-append|--connect-timeout|--idle-timeout|--session)
 		return 0 ;;
 	esac
 
@@ -69,7 +69,8 @@ _warden()
 	chat)
 		opts="--model --api-base --api-key --auto-run --profile --sandbox-profile --no-tools
 		      --max-output --context-window --max-tokens --temperature --resume --export-script
-		      --system-message --verbose --connect-timeout --idle-timeout --oneshot --help
+		      --system-message --system-message-append --conversations
+		      --verbose --connect-timeout --idle-timeout --oneshot --help
 		      --workspace --allow-profile --audit-log --version -m -y -v -h"
 		[[ $cur == -* ]] && COMPREPLY=($(compgen -W "$opts" -- "$cur")) ;;
 	serve)

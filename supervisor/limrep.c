@@ -2,6 +2,7 @@
 #include <json-c/json.h>
 
 #include "warden/cgroup.h"
+#include "warden/landlock.h"
 #include "warden/util.h"
 #include "limrep.h"
 
@@ -31,6 +32,21 @@ char *limits_report_json(const struct wpolicy *p)
 		mech[k] = wlimit_requested(&p->limits, (enum wlimit_kind)k) ? pr.mech[k] : WMECH_NONE;
 	o = limits_mech_object(p, mech);
 	s = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return s;
+}
+
+char *jail_report_json(const struct wpolicy *p)
+{
+	json_object *o = json_object_new_object();
+	int abi = wll_abi();   /* what each jail's Landlock step gets on this kernel */
+	char *s;
+
+	json_object_object_add(o, "policy_source",
+	                       json_object_new_string(p->source ? p->source : "unknown"));
+	json_object_object_add(o, "landlock_abi", json_object_new_int(abi > 0 ? abi : 0));
+	s = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+	                                              JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 	return s;
 }

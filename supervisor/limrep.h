@@ -21,4 +21,8 @@ char *limits_report_json(const struct wpolicy *p);
  * place for the names both reports use. */
 json_object *limits_mech_object(const struct wpolicy *p, const enum wmech mech[WLIM__N]);
 
+/* OPENED's jail JSON (include/warden/proto.h), malloc'd:
+ * {"policy_source":...,"landlock_abi":N}. */
+char *jail_report_json(const struct wpolicy *p);
+
 #endif

@@ -7,7 +7,7 @@ libnl-3-dev libnl-route-3-dev libcurl4-openssl-dev libssl-dev libedit-dev libcmo
 python3 nodejs ruby perl tmux clang bubblewrap hyperfine util-linux iproute2 passwd \
 procps time bsdutils findutils man-db groff-base bash-completion zsh \
 dpkg-dev debhelper fakeroot git \
-python3-venv python3-numpy python3-pandas python3-matplotlib r-base-core"
+python3-venv python3-numpy python3-pandas python3-matplotlib r-base-core python3-nbformat"
 # Tests use: pgrep (procps), /usr/bin/time (time), script (bsdutils), runuser,
 # setsid and unshare (util-linux), useradd (passwd), tmux, python3, node,
 # ruby and perl (the language drivers), find (findutils); install.bats:
@@ -16,6 +16,7 @@ python3-venv python3-numpy python3-pandas python3-matplotlib r-base-core"
 # tests/cli/stacks.bats: Debian's data stack under the workspace profile
 # (python3-venv, python3-numpy, python3-pandas, python3-matplotlib), and
 # R (r-base-core) for the R driver in drivers.bats and stacks.bats.
+# chat.bats: python3-nbformat (validates the notebook %jupyter writes).
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

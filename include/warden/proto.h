@@ -19,7 +19,7 @@
  *                                                      allowed profiles (list)
  *   OPEN       req, profile, workspace, flags OPENED   req, session, audit id,
  *                                                      policy JSON, languages JSON,
- *                                                      limits JSON
+ *                                                      limits JSON, jail JSON
  *   RUN        session, block, language, code, OUTPUT   session, block, stream, data
  *              approval
  *   INTERRUPT  session                        RESULT   (struct wresult)
@@ -41,6 +41,12 @@
  * or "none" (not requested).  Interfaces use it to say which limits are
  * weaker (docs/serve.md, issue 13).
  *
+ * OPENED's jail JSON is what else the supervisor knows of the session's
+ * jail on this machine, for people (chat's %info, issue 12):
+ * {"policy_source":"built-in:workspace.json" or the policy file's path,
+ *  "landlock_abi":N (0: no Landlock, so the mount namespace is the only
+ *  file boundary)}.  Clients ignore members they do not know.
+ *
  * The JSON strings in OPENED and LANGLIST go from the trusted side to the
  * untrusted one; the supervisor never parses JSON from the broker.
  */
@@ -55,7 +61,7 @@
 #include "warden/err.h"
 #include "warden/reason.h"
 
-#define WPROTO_VERSION 2   /* 2: OPENED carries the limits JSON */
+#define WPROTO_VERSION 3   /* 2: OPENED carries the limits JSON; 3: and the jail JSON */
 #define WPROTO_FRAME_MAX (4u * 1024 * 1024)  /* whole frame, header included */
 #define WPROTO_CODE_MAX (1u * 1024 * 1024)   /* one code block */
 #define WPROTO_OUTPUT_CHUNK (64u * 1024)     /* one OUTPUT frame's data */
@@ -125,7 +131,7 @@ struct wresult {
 
 /* A decoded frame.  Only the fields of its type are set (WELCOME: version,
  * profile, workspace, list; OPENED: req, session, audit_id, json = policy,
- * langs, limits; RUN: language, data = code, flags = approval; EDIT/EDITED/ERROR:
+ * langs, limits, jail; RUN: language, data = code, flags = approval; EDIT/EDITED/ERROR:
  * text; AUDIT: syscall, count); strings are
  * malloc'd and owned (wmsg_free), `data` points into the frame buffer and
  * is valid until the next read on the same connection. */
@@ -137,6 +143,7 @@ struct wmsg {
 	char *profile, *workspace, *language, *text, *audit_id, *json;
 	char *langs;                           /* OPENED/LANGLIST: languages JSON */
 	char *limits;                          /* OPENED: limits JSON */
+	char *jail;                            /* OPENED: jail JSON */
 	char *syscall;                         /* AUDIT */
 	char **list; uint32_t n_list;          /* WELCOME's allowed profiles */
 	const uint8_t *data; size_t data_len;  /* RUN code, OUTPUT data */
@@ -165,7 +172,7 @@ int wproto_welcome(struct wbuf *out, uint32_t version, const char *default_profi
                    struct werr *err);
 int wproto_opened(struct wbuf *out, uint32_t req, uint32_t session, const char *audit_id,
                   const char *policy_json, const char *languages_json,
-                  const char *limits_json, struct werr *err);
+                  const char *limits_json, const char *jail_json, struct werr *err);
 int wproto_output(struct wbuf *out, uint32_t session, uint32_t block, uint8_t stream,
                   const void *data, size_t len, struct werr *err);
 int wproto_result(struct wbuf *out, const struct wresult *r, struct werr *err);

@@ -116,6 +116,23 @@ JSON
 	req 2 | grep -q 'fenced 42'
 }
 
+# Issue 12: with --no-tools the fenced block was printed twice, once as
+# the model's text and once in the code box before it ran.
+@test "chat: --no-tools shows each code block once, in its box" {
+	fake_llm <<'JSON'
+[{"fenced": {"language": "python", "code": "print('once' + 'only', 6 * 7)"}, "text": "Here is code:"},
+ {"fenced": "Data, not code:\n```text\nplain-text-fence\n```\nDone."}]
+JSON
+	chat -y --no-tools "compute"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"onceonly 42"* ]]
+	[ "$(grep -cF "print('once' + 'only', 6 * 7)" <<< "$output")" -eq 1 ]
+	[[ "$output" == *"╭─ python"*"│ print('once' + 'only', 6 * 7)"* ]]
+	# a fence that is not run (data) is still shown as the model wrote it
+	[ "$(grep -cF 'plain-text-fence' <<< "$output")" -eq 1 ]
+	[[ "$output" == *"Data, not code:"*"plain-text-fence"*"Done."* ]]
+}
+
 @test "chat: a 429 is retried and the answer still arrives" {
 	fake_llm <<'JSON'
 [{"status": 429, "retry_after": 1, "message": "slow down"},
@@ -300,4 +317,211 @@ JSON
 	# the network attempt was stopped by the jail
 	[[ "$output" == *"Network is unreachable"* ]]
 	[[ "$output" == *"warden audit --session "* ]]
+}
+
+# sysmsg N: the system message of request N (OpenAI form: messages[0])
+sysmsg() {
+	python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["n"] == int(sys.argv[2]):
+        m = r["body"]["messages"][0]
+        assert m["role"] == "system", m
+        print(m["content"])' "$T/req.log" "$1"
+}
+
+# Issue 12: --system-message replaces warden's instructions, as Open
+# Interpreter's does; the facts about the jail stay in either case.
+@test "chat: --system-message replaces the instructions, keeps the jail's facts; -append adds" {
+	fake_llm <<'JSON'
+[{"text": "one"}, {"text": "two"}, {"text": "three"}]
+JSON
+	chat --system-message "You are Pirate Pete. Answer in rhyme." "hi"
+	[ "$status" -eq 0 ]
+	run sysmsg 1
+	[[ "$output" == "You are Pirate Pete. Answer in rhyme."* ]]
+	[[ "$output" != *"Warden Interpreter"* ]]
+	[[ "$output" != *"Work in small steps"* ]]
+	# the facts: how code runs, the jail, its profile and limits, denials
+	[[ "$output" == *"call the \`execute\` tool"* ]]
+	[[ "$output" == *"runs inside a jail"* ]]
+	[[ "$output" == *"sandbox profile \"workspace\""* ]]
+	[[ "$output" == *"policy working, not a bug"* ]]
+
+	chat --system-message-append "Prefer awk." "hi"
+	[ "$status" -eq 0 ]
+	run sysmsg 2
+	[[ "$output" == "You are Warden Interpreter"* ]]
+	[[ "$output" == *"runs inside a jail"* ]]
+	[[ "$output" == *$'\n\nPrefer awk.' ]]
+
+	# config.json: the same two keys; the command line wins
+	mkdir -p "$XDG_CONFIG_HOME/warden"
+	printf '{"system_message": "Config persona.", "system_message_append": "Config extra."}\n' \
+		> "$XDG_CONFIG_HOME/warden/config.json"
+	chat "hi"
+	[ "$status" -eq 0 ]
+	run sysmsg 3
+	[[ "$output" == "Config persona."* ]]
+	[[ "$output" == *"runs inside a jail"* ]]
+	[[ "$output" == *"Config extra." ]]
+}
+
+# Issue 12: %info says what the chat runs with, from what the supervisor
+# reported (OPENED): judged against the audit log and the files on disk.
+@test "chat: %info names the model, profile, limits, what is weaker here, the files and ids" {
+	fake_llm <<'JSON'
+[{"text": "hello back"}]
+JSON
+	run bash -c "printf 'hello\n%%info\n' | timeout -k 5 60 '$WARDEN' chat --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key '$KEY' --system-message-append extra"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"model:        openai/fake, API base http://127.0.0.1:$PORT/v1; code as tool calls"* ]]
+	[[ "$output" == *"system:       warden's instructions, with your addition"* ]]
+	[[ "$output" == *"sandbox:      profile workspace"* ]]
+	[[ "$output" == *"workspace:    $WS"* ]]
+	[[ "$output" == *"network:      none"* ]]
+	[[ "$output" == *"limits:       memory 1G ("*"pids 256 ("*"output 8M (supervisor)"* ]]
+	[[ "$output" == *"landlock:     ABI "* ]]
+	if is_root; then
+		[[ "$output" == *"memory 1G (cgroup-v"* ]]
+		[[ "$output" == *"degraded:     nothing"* ]]
+	else
+		[[ "$output" == *"memory 1G (rlimit: weaker: per process)"* ]]
+		[[ "$output" == *"degraded:     limits memory by rlimit only, pids by rlimit only"*"cpus not enforced"* ]]
+	fi
+	local f id
+	f=$(conv_file)
+	[ -f "$f" ]
+	[[ "$output" == *"conversation: $f (2 messages)"* ]]
+	# the audit id is the session's, as the supervisor logged it
+	id=$(printf '%s\n' "$output" | sed -n 's/.*audit id \([0-9a-f]*\) (warden audit.*/\1/p')
+	[ -n "$id" ]
+	grep -q "\"session\":\"$id\"" "$AUDIT"
+	[[ "$output" != *"$KEY"* ]]
+	# where the policy came from, and the Landlock ABI, as the supervisor says
+	[[ "$output" == *"policy from:  built-in:workspace.json"* ]]
+	[[ "$output" != *"landlock:     unknown"* ]]
+
+	sed 's/"name": *"workspace"/"name": "mine"/' "$WARDEN_TOP/policy/profiles/workspace.json" \
+		> "$T/mine.json"
+	run bash -c "printf '%%info\n' | timeout -k 5 60 '$WARDEN' chat --policy '$T/mine.json' --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key k"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"sandbox:      profile mine"* ]]
+	[[ "$output" == *"policy from:  $T/mine.json"* ]]
+}
+
+# Issue 12: %jupyter writes a valid notebook (nbformat's own validator)
+# under the data directory, and refuses any other place.
+@test "chat: %jupyter writes a valid notebook with the text, the code and its output" {
+	fake_llm <<'JSON'
+[{"text": "Let me run it.", "tool_call": {"language": "python", "code": "print('nb', 6 * 7)"}},
+ {"text": "Shell too.", "tool_call": {"language": "shell", "code": "echo shell-out"}},
+ {"text": "It printed **42**."}]
+JSON
+	run bash -c "printf 'compute it\n%%jupyter\n%%jupyter mine\n%%jupyter ../up\n%%jupyter $WS/nb\n' | timeout -k 5 60 '$WARDEN' chat -y --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key k"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local f nb
+	f=$(conv_file)
+	nb="$XDG_DATA_HOME/warden/notebooks/$(basename "$f" .json).ipynb"
+	[[ "$output" == *"notebook written: $nb (6 cells"* ]]
+	[ -f "$XDG_DATA_HOME/warden/notebooks/mine.ipynb" ]
+	[[ "$output" == *"%jupyter: ../up: '..' is not allowed"* ]]
+	[[ "$output" == *"%jupyter: $WS/nb: not under $XDG_DATA_HOME/warden/, the only place"* ]]
+	[ ! -e "$WS/nb" ] && [ ! -e "$WS/nb.ipynb" ]
+	[ -z "$(find "$XDG_DATA_HOME/.." -maxdepth 2 -name 'up*')" ]
+	# Debian's python3-nbformat (tools/deps.sh), not another python3 on PATH
+	/usr/bin/python3 - "$nb" <<'PY'
+import json, sys
+import nbformat
+path = sys.argv[1]
+raw = json.load(open(path))
+assert raw["nbformat"] == 4 and raw["nbformat_minor"] == 5, raw
+nb = nbformat.read(path, as_version=4)
+nbformat.validate(nb)
+kinds = [(c.cell_type, c.source) for c in nb.cells]
+assert kinds[0] == ("markdown", "**User:** compute it"), kinds
+assert kinds[1] == ("markdown", "Let me run it."), kinds
+assert kinds[2] == ("code", "print('nb', 6 * 7)"), kinds
+out = nb.cells[2].outputs
+assert [o.output_type for o in out] == ["stream"] and out[0].text == "nb 42\n", out
+assert kinds[4] == ("code", "%%bash\necho shell-out"), kinds
+assert nb.cells[4].outputs[0].text == "shell-out\n"
+assert kinds[5] == ("markdown", "It printed **42**."), kinds
+PY
+}
+
+# Issue 12: images in the conversation become display_data; the notebook is
+# made from the saved conversation (--resume) as it was.
+@test "chat: %jupyter turns an image message into display_data image/png" {
+	fake_llm <<'JSON'
+[{"text": "ok"}]
+JSON
+	python3 - "$T/pic.json" <<'PY'
+import json, sys
+png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+json.dump([
+  {"role": "user", "type": "message", "content": "plot"},
+  {"role": "assistant", "type": "code", "format": "python", "content": "plt.show()"},
+  {"role": "computer", "type": "console", "format": "output", "content": "drawn\n"},
+  {"role": "computer", "type": "image", "format": "base64.png", "content": png},
+  {"role": "assistant", "type": "message", "content": "Here it is."}], open(sys.argv[1], "w"))
+PY
+	run bash -c "printf '%%jupyter pic\n' | timeout -k 5 60 '$WARDEN' chat --resume '$T/pic.json' --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key k"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	/usr/bin/python3 - "$XDG_DATA_HOME/warden/notebooks/pic.ipynb" <<'PY'
+import base64, sys
+import nbformat
+nb = nbformat.read(sys.argv[1], as_version=4)
+nbformat.validate(nb)
+out = nb.cells[1].outputs
+assert [o.output_type for o in out] == ["stream", "display_data"], out
+assert base64.b64decode(out[1].data["image/png"]).startswith(b"\x89PNG"), out[1]
+PY
+}
+
+# Issue 12: --conversations lists saved conversations (date, first message,
+# size) with the ID that --resume takes; without a terminal it only lists.
+@test "chat: --conversations lists saved conversations; --resume ID resumes one" {
+	fake_llm <<'JSON'
+[{"text": "first answer"}, {"text": "second answer"}, {"text": "resumed answer"}]
+JSON
+	run "$WARDEN" chat --conversations
+	[ "$status" -eq 0 ]
+	[[ "$output" == "no saved conversations in $XDG_DATA_HOME/warden/conversations yet" ]]
+	chat "alpha question"
+	[ "$status" -eq 0 ]
+	chat "beta question"
+	[ "$status" -eq 0 ]
+	local beta id
+	beta=$(conv_file)
+	# the older one is older by its time, whatever the clock's resolution
+	touch -d '2001-02-03 04:05' "$(ls "$XDG_DATA_HOME"/warden/conversations/*alpha*.json)"
+	run "$WARDEN" chat --conversations < /dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "saved conversations in $XDG_DATA_HOME/warden/conversations, newest first:" ]
+	[[ "${lines[1]}" == "  1  "*"    2 msgs  beta question  ["*"beta-question.json]" ]]
+	[[ "${lines[2]}" == "  2  2001-02-03 04:05    2 msgs  alpha question  ["*"alpha-question.json]" ]]
+	[[ "$output" == *"resume one with: warden chat --resume NAME.json"* ]]
+	[[ "$output" != *"Resume which"* ]]
+	id=$(sed -n 's/.*\[\(.*alpha-question.json\)\]$/\1/p' <<< "$output")
+	[ -n "$id" ]
+	chat --resume "$id" "gamma question"
+	[ "$status" -eq 0 ]
+	req 3 | grep -q 'alpha question'
+	run ! grep -q 'beta question' <<< "$(req 3)"
+	# a conversation's text reaches the terminal through the sanitizer
+	printf '[{"role":"user","type":"message","content":"evil \\u001b]0;pwned\\u0007 title"}]\n' \
+		> "$XDG_DATA_HOME/warden/conversations/evil.json"
+	run "$WARDEN" chat --conversations < /dev/null
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"1 msgs  evil ^[]0;pwned^G title  [evil.json]"* ]]
+	[[ "$output" != *$'\e'* ]]
+	run "$WARDEN" chat --conversations --resume "$id"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"leave out --resume"* ]]
 }

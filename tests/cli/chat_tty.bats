@@ -189,3 +189,77 @@ JSON
 	# the conversation keeps the code that ran
 	grep '"n": 2' "$T/req.log" | grep -q "6 \* 7"
 }
+
+# Issue 12: with --no-tools the fence was shown in the rendered text and
+# again in the code box; on a terminal the markdown renderer is in play.
+@test "chat tty: --no-tools shows the code once, in its box (colour on)" {
+	fake_llm <<'JSON'
+[{"fenced": {"language": "python", "code": "print('tty' + 'once', 6 * 7)"}, "text": "Here is code:"},
+ {"text": "It printed 42."}]
+JSON
+	COLOR=1 start_chat -y --no-tools
+	wait_prompt 1
+	keys "compute" Enter
+	wait_for "ttyonce 42"
+	wait_for "It printed 42."
+	wait_prompt 2
+	[ "$(screen | grep -cF "print('tty' + 'once', 6 * 7)")" -eq 1 ]
+	screen | grep -q "│ print('tty' + 'once', 6 \* 7)"
+	keys C-d
+	wait_exit 0
+}
+
+@test "chat tty: %info and %jupyter show the facts and the notebook's path" {
+	fake_llm <<'JSON'
+[{"text": "Running.", "tool_call": {"language": "shell", "code": "echo from-the-jail"}},
+ {"text": "Done."}]
+JSON
+	start_chat -y --system-message Rhymes-only
+	wait_prompt 1
+	keys "go" Enter
+	wait_for "Done."
+	wait_prompt 2
+	keys "%info" Enter
+	wait_for "session:      "
+	screen | grep -q "system:       your system message replaces warden's instructions"
+	screen | grep -q "sandbox:      profile workspace"
+	screen | grep -q "limits:       memory 1G"
+	screen | grep -q "degraded:     "
+	screen | grep -q "conversation: $T/data/warden/conversations/"
+	keys "%jupyter" Enter
+	wait_for "notebook written: "
+	local nb
+	nb=$(screen | sed -n 's/^notebook written: \(.*\.ipynb\) (.*/\1/p')
+	[[ "$nb" == "$T/data/warden/notebooks/"*".ipynb" ]]
+	grep -q 'from-the-jail' "$nb"
+	keys C-d
+	wait_exit 0
+}
+
+# Issue 12: the conversation picker: a number resumes that conversation,
+# whose messages go to the model with the next question.
+@test "chat tty: --conversations lists, and a number resumes that conversation" {
+	fake_llm <<'JSON'
+[{"text": "answer one"}, {"text": "answer two"}, {"text": "answer three"}]
+JSON
+	mkdir -p "$T/home"
+	for q in "older question" "newer question"; do
+		HOME="$T/home" XDG_CONFIG_HOME="$T/config" XDG_DATA_HOME="$T/data" \
+			timeout -k 5 60 "$WARDEN" chat --workspace "$WS" --model openai/fake \
+			--api-base "http://127.0.0.1:$PORT/v1" --api-key k "$q" > /dev/null
+	done
+	touch -d '2001-02-03 04:05' "$T"/data/warden/conversations/*older-question*.json
+	start_chat --conversations
+	wait_for "Resume which? [1-2, Enter: none]"
+	screen | grep -q "  2  2001-02-03 04:05    2 msgs  older question"
+	keys 2 Enter
+	wait_for "resumed $T/data/warden/conversations/"
+	screen | grep -q "> older question"
+	wait_prompt 2
+	keys "and then?" Enter
+	wait_for "answer three"
+	grep '"n": 3' "$T/req.log" | grep -q "older question"
+	run ! grep -q "newer question" <<< "$(grep '"n": 3' "$T/req.log")"
+	keys C-d
+	wait_exit 0
+}

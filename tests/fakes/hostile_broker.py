@@ -82,7 +82,7 @@ HOSTILE = {
     # a length over WPROTO_FRAME_MAX (4 MiB), with nothing after it
     "oversize": u32(64 * 1024 * 1024) + bytes([WM_RUN]),
     # HELLO is permitted once, before anything else
-    "hello_again": frame(WM_HELLO, u32(2)),
+    "hello_again": frame(WM_HELLO, u32(3)),
     # a frame only the supervisor sends
     "supervisor_frame": frame(WM_ERROR, u32(0) + u32(0) + u32(0) + s("forged")),
     # a type no one sends
@@ -101,7 +101,7 @@ if scenario not in HOSTILE and scenario != "quiet":
     say("unknown HOSTILE_SCENARIO %r" % scenario)
     sys.exit(2)
 
-sock.sendall(frame(WM_HELLO, u32(2)))   # WPROTO_VERSION
+sock.sendall(frame(WM_HELLO, u32(3)))   # WPROTO_VERSION
 wait_for(WM_WELCOME)
 sock.sendall(frame(WM_OPEN, u32(1) + s("") + s("") + u32(0)))
 body = wait_for(WM_OPENED)

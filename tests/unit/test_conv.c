@@ -168,6 +168,75 @@ static void test_resolve_stays_under_data(void **state)
 	assert_int_equal(conv_resolve(tmpdir, abs, &p, &err), -1);
 }
 
+/* %jupyter's file: under <data>/notebooks/, never elsewhere (G160) */
+static void test_notebook_path_stays_under_data(void **state)
+{
+	struct werr err = { 0 };
+	char *p = NULL, abs[256];
+
+	(void)state;
+	assert_int_equal(conv_notebook_path(tmpdir, "mine", NULL, &p, &err), 0);
+	assert_non_null(strstr(p, "/notebooks/mine.ipynb"));
+	free(p);
+	assert_int_equal(conv_notebook_path(tmpdir, NULL, "/x/conversations/2025-a-b.json", &p,
+	                                    &err), 0);
+	assert_non_null(strstr(p, "/notebooks/2025-a-b.ipynb"));
+	free(p);
+	assert_int_equal(conv_notebook_path(tmpdir, "../up", NULL, &p, &err), -1);
+	assert_null(p);
+	assert_int_equal(conv_notebook_path(tmpdir, "a/../../up", NULL, &p, &err), -1);
+	assert_int_equal(conv_notebook_path(tmpdir, "/etc/x", NULL, &p, &err), -1);
+	assert_non_null(strstr(err.msg, "not under"));
+	snprintf(abs, sizeof(abs), "%s-other/x", tmpdir);
+	assert_int_equal(conv_notebook_path(tmpdir, abs, NULL, &p, &err), -1);
+	snprintf(abs, sizeof(abs), "%s/nb/x.ipynb", tmpdir);
+	assert_int_equal(conv_notebook_path(tmpdir, abs, NULL, &p, &err), 0);
+	assert_string_equal(p, abs);
+	free(p);
+}
+
+/* The notebook's shape: markdown for text, code cells with their outputs;
+ * a made-up language name becomes a cell magic only when it is a plain word */
+static void test_notebook_cells(void **state)
+{
+	json_object *msgs = json_tokener_parse(
+		"[{\"role\":\"user\",\"type\":\"message\",\"content\":\"hi\"},"
+		"{\"role\":\"assistant\",\"type\":\"code\",\"format\":\"shell\",\"content\":\"echo a\\necho b\"},"
+		"{\"role\":\"computer\",\"type\":\"console\",\"format\":\"output\",\"content\":\"a\\nb\\n\"},"
+		"{\"role\":\"computer\",\"type\":\"image\",\"format\":\"base64.jpeg\",\"content\":\"/9j/\"},"
+		"{\"role\":\"assistant\",\"type\":\"code\",\"format\":\"x\\nimport os\",\"content\":\"1\"}]");
+	json_object *nb, *cells, *c, *v, *o;
+
+	(void)state;
+	assert_non_null(msgs);
+	nb = conv_notebook(msgs);
+	assert_int_equal(json_object_get_int(json_object_object_get(nb, "nbformat")), 4);
+	cells = json_object_object_get(nb, "cells");
+	assert_int_equal(json_object_array_length(cells), 3);
+	c = json_object_array_get_idx(cells, 0);
+	assert_string_equal(json_object_get_string(json_object_object_get(c, "cell_type")), "markdown");
+	c = json_object_array_get_idx(cells, 1);
+	v = json_object_object_get(c, "source");
+	assert_int_equal(json_object_array_length(v), 3);
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 0)), "%%bash\n");
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 1)), "echo a\n");
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 2)), "echo b");
+	v = json_object_object_get(c, "outputs");
+	assert_int_equal(json_object_array_length(v), 2);
+	o = json_object_array_get_idx(v, 1);
+	assert_string_equal(json_object_get_string(json_object_object_get(o, "output_type")),
+	                    "display_data");
+	assert_string_equal(json_object_get_string(json_object_object_get(
+		json_object_object_get(o, "data"), "image/jpeg")), "/9j/");
+	/* a language with a newline in it is no magic line of its own */
+	c = json_object_array_get_idx(cells, 2);
+	v = json_object_object_get(c, "source");
+	assert_int_equal(json_object_array_length(v), 1);
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 0)), "1");
+	json_object_put(nb);
+	json_object_put(msgs);
+}
+
 static void test_export_script_runs(void **state)
 {
 	struct werr err = { 0 };
@@ -313,6 +382,8 @@ int main(void)
 		cmocka_unit_test(test_save_load_round_trip),
 		cmocka_unit_test(test_load_rejects_what_is_not_lmc),
 		cmocka_unit_test(test_resolve_stays_under_data),
+		cmocka_unit_test(test_notebook_path_stays_under_data),
+		cmocka_unit_test(test_notebook_cells),
 		cmocka_unit_test(test_export_script_runs),
 		cmocka_unit_test(test_trim_keeps_latest_and_pairs),
 		cmocka_unit_test(test_config_precedence),

@@ -83,12 +83,14 @@ static void test_round_trip(void **state)
 	wmsg_free(&m);
 
 	wbuf_reset(&b);
-	assert_int_equal(wproto_opened(&b, 4, 5, "abc123", "{\"p\":1}", "[]", "{\"cpus\":\"none\"}", &err), 0);
+	assert_int_equal(wproto_opened(&b, 4, 5, "abc123", "{\"p\":1}", "[]", "{\"cpus\":\"none\"}",
+	                                 "{\"landlock_abi\":7}", &err), 0);
 	decode_ok(&b, &m);
 	assert_string_equal(m.audit_id, "abc123");
 	assert_string_equal(m.json, "{\"p\":1}");
 	assert_string_equal(m.langs, "[]");
 	assert_string_equal(m.limits, "{\"cpus\":\"none\"}");
+	assert_string_equal(m.jail, "{\"landlock_abi\":7}");
 	wmsg_free(&m);
 
 	/* output may hold any byte, NUL included */
