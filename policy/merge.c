@@ -221,11 +221,12 @@ static int check_paths(const struct wsrc *s, struct wpolicy *p, const bool *set,
 
 static int check_network(const struct wsrc *s, struct wpolicy *p, const bool *set, struct werr *err)
 {
-	if (p->net != WNET_NONE || p->net_allow.n == 0)
+	if (p->net == WNET_PROXY || p->net_allow.n == 0)
 		return 0;
 	if (set[F_NET_ALLOW])
 		return wsrc_err_key(s, "network.allow", err, "\"allow\" has no effect when \"mode\" "
-		                    "is \"none\"; set \"mode\": \"proxy\" or remove \"allow\"");
+		                    "is \"%s\"; set \"mode\": \"proxy\" or remove \"allow\"",
+		                    policy_net_mode_name(p->net));
 	wstrv_free(&p->net_allow);
 	return 0;
 }
