@@ -26,7 +26,7 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/profiles.o $(BUILD)/drivers.o
 BROKER_SRC = $(filter-out broker/main.c,$(wildcard broker/*.c))
 BROKER_OBJ = $(BROKER_SRC:%.c=$(BUILD)/%.o)
 PROFILES = $(sort $(wildcard policy/profiles/*.json))
-DRIVERS  = $(sort $(wildcard drivers/*.py drivers/*.js drivers/*.sh drivers/*.pl drivers/*.rb drivers/*.R))
+DRIVERS  = $(sort $(wildcard drivers/*.py drivers/*.js drivers/*.mjs drivers/*.sh drivers/*.pl drivers/*.rb drivers/*.R))
 FUZZ_SRC = $(wildcard tests/fuzz/fuzz_*.c)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
