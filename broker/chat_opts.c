@@ -71,8 +71,8 @@ const char chat_usage_text[] =
 	"      --oneshot              a fresh jail for every block (no state kept)\n"
 	"      --workspace DIR        the jail's workspace (default: .)\n"
 	"      --allow-workspace DIR  --allow-profile NAME   more a session may use\n"
-	"      --policy FILE          a policy file, allowed and made the default\n"
-	"      --audit-log FILE       where audit records go\n"
+	"      --net MODE  --allow HOST[:PORT]   network: none, loopback or proxy\n"
+	"      --policy FILE  --audit-log FILE   the default policy; where audit goes\n"
 	"\n"
 	"At the prompt: %help lists the commands; Ctrl-C interrupts, Ctrl-D exits.\n"
 	"Every option in full: man warden-chat\n";
