@@ -79,7 +79,8 @@ if (proxy && proxy.protocol === 'http:') {
 	// TLS over a tunnel (or directly for NO_PROXY hosts); cb once.
 	const secure = (sock, opts, cb) => {
 		const host = bare(opts.servername || opts.hostname || opts.host);
-		const t = tls.connect({ ...opts, socket: sock, host: undefined, port: undefined,
+		// host: what the certificate is checked against (an IP too)
+		const t = tls.connect({ ...opts, socket: sock, host, port: undefined,
 			path: undefined, servername: net.isIP(host) ? undefined : host });
 		let done = false;
 		const once = (e, v) => {
