@@ -305,3 +305,23 @@ except OSError as e:
 	[[ "$output" == *'policy "network"'* ]]
 	[ ! -s "$D/http.log" ]
 }
+
+@test "net proxy: serve --net proxy --allow: session jails use the list; open cannot widen it" {
+	# unprivileged, the default profile without a memory limit: Node's fetch
+	# fails under RLIMIT_AS (see the Node test above)
+	local cfg="$WS.config" prof=()
+	mkdir -p "$cfg/warden/profiles"
+	printf '%s\n' '{"name":"netmem","extends":"workspace","limits":{"memory":"unlimited"}}' \
+		> "$cfg/warden/profiles/netmem.json"
+	is_root || prof=(--profile netmem)
+	run env WARDEN="$WARDEN" XDG_CONFIG_HOME="$cfg" NET_URL="http://$ADDR:$HTTP/hello.txt" \
+		NET_DENIED_URL="http://$ADDR:$OTHER/hello.txt" NET_ENTRY="$ADDR:$HTTP" \
+		python3 "$WARDEN_TOP/tests/cli/serve_client.py" net_proxy --workspace "$WS" \
+		"${prof[@]}" --allow-profile network --net proxy --allow "$ADDR:$HTTP"
+	rm -rf "$cfg"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ok net_proxy"* ]]
+	grep -qx "GET /hello.txt" "$D/http.log"
+	[ ! -s "$D/other.log" ]
+}
