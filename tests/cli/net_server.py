@@ -4,6 +4,9 @@
   net_server.py http ADDR DIR PORTFILE LOG [CERT KEY]
       HTTP (HTTPS with CERT and KEY) serving DIR on ADDR, a free port; one
       line in LOG per request ("GET /path").
+  net_server.py blob ADDR SIZE PORTFILE
+      HTTP on ADDR answering every GET with SIZE zero bytes (sendfile from a
+      sparse file: the server costs little), for bench/proxy.py.
   net_server.py sink PORTFILE LOG
       TCP and UDP on every address (0.0.0.0 and ::), the same free port;
       one line in LOG per connection or datagram.  A jail must never reach it.
@@ -48,6 +51,36 @@ def serve_http(addr, root, portfile, log, cert=None, key=None):
     srv.serve_forever()
 
 
+def serve_blob(addr, size, portfile):
+    import socketserver
+    import tempfile
+    size = int(size)
+    blob = tempfile.TemporaryFile()
+    blob.truncate(size)
+
+    class Handler(socketserver.StreamRequestHandler):
+        def handle(self):
+            while True:
+                line = self.rfile.readline(65536)
+                if not line:
+                    return
+                while line not in (b"\r\n", b"\n", b""):
+                    line = self.rfile.readline(65536)
+                self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n"
+                                 b"Content-Type: application/octet-stream\r\n\r\n" % size)
+                self.wfile.flush()
+                if size:
+                    self.connection.sendfile(blob, 0, size)
+
+    class Server(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+
+    srv = Server((addr, 0), Handler)
+    ready(portfile, srv.server_address[1])
+    srv.serve_forever()
+
+
 def serve_sink(portfile, log):
     open(log, "a").close()
     tcp = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
@@ -75,6 +108,8 @@ def serve_sink(portfile, log):
 if __name__ == "__main__":
     if sys.argv[1] == "http":
         serve_http(*sys.argv[2:])
+    elif sys.argv[1] == "blob":
+        serve_blob(*sys.argv[2:])
     elif sys.argv[1] == "sink":
         serve_sink(*sys.argv[2:])
     else:
