@@ -12,7 +12,7 @@ dpkg-dev debhelper fakeroot git python3-pip curl openssl"
 # ruby and perl (the language drivers), find (findutils); install.bats:
 # man and groff (man-db, groff-base), bash-completion, zsh; tests/package/
 # debian.bats: dpkg-buildpackage (dpkg-dev, debhelper, fakeroot), git;
-# tests/cli/net.bats and bench/proxy.sh: curl, pip (python3-pip) and a test
+# tests/cli/net.bats and bench/proxy.py: curl, pip (python3-pip) and a test
 # certificate (openssl) as clients of the egress proxy.
 missing=""
 for p in $PKGS; do

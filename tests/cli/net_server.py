@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Host-side servers for tests/cli/net.bats and bench/proxy.sh.
+"""Host-side servers for tests/cli/net.bats and bench/proxy.py.
 
   net_server.py http ADDR DIR PORTFILE LOG [CERT KEY]
       HTTP (HTTPS with CERT and KEY) serving DIR on ADDR, a free port; one
