@@ -897,6 +897,59 @@ static int group_teardown(void **state)
 	return 0;
 }
 
+/* Issue 10: the three network modes parse, show and round-trip; allow
+ * entries take the netallow forms (no port, wildcards, literals); --allow
+ * adds checked entries without duplicates. */
+static void test_net_modes(void **state)
+{
+	static const char *const modes[] = { "none", "loopback", "proxy" };
+	static const enum wnet_mode want[] = { WNET_NONE, WNET_LOOPBACK, WNET_PROXY };
+	struct werr err = { 0 };
+
+	for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
+		char *text = xasprintf("{\"network\": {\"mode\": \"%s\"}}", modes[i]);
+		struct wpolicy *p = NULL, *q = NULL;
+		char *json, *mode_line;
+
+		assert_int_equal(policy_load_buffer("t.json", text, strlen(text), &p, &err), 0);
+		assert_int_equal(p->net, want[i]);
+		assert_string_equal(policy_net_mode_name(p->net), modes[i]);
+		json = policy_to_json(p);
+		mode_line = xasprintf("\"mode\": \"%s\"", modes[i]);
+		assert_non_null(strstr(json, mode_line));
+		assert_int_equal(policy_load_buffer("shown.json", json, strlen(json), &q, &err), 0);
+		assert_int_equal(q->net, want[i]);
+		policy_free(p);
+		policy_free(q);
+		free(json);
+		free(mode_line);
+		free(text);
+	}
+	{
+		const char *text = "{\"network\": {\"mode\": \"proxy\", \"allow\": [\"pypi.org\", "
+		                   "\"*.example.org:8443\", \"127.0.0.1:8080\", \"[::1]:80\"]}}";
+		char *extra[] = { "pypi.org", "files.pythonhosted.org:443" };
+		char *bad[] = { "http://x.org" };
+		struct wpolicy *p = NULL;
+
+		assert_int_equal(policy_load_buffer("t.json", text, strlen(text), &p, &err), 0);
+		assert_int_equal(p->net_allow.n, 4);
+		assert_int_equal(policy_add_allow(p, extra, 2, &err), 0);
+		assert_int_equal(p->net_allow.n, 5);      /* pypi.org was there already */
+		assert_true(wstrv_contains(&p->net_allow, "files.pythonhosted.org:443"));
+		assert_int_equal(policy_add_allow(p, bad, 1, &err), -1);
+		assert_non_null(strstr(err.msg, "--allow: \"http://x.org\" is a URL"));
+		assert_int_equal(p->net_allow.n, 5);
+		policy_free(p);
+	}
+	{
+		enum wnet_mode m = WNET_NONE;
+		assert_int_equal(policy_net_mode_parse("routed", &m), -1);
+		assert_int_equal(policy_net_mode_parse("loopback", &m), 0);
+		assert_int_equal(m, WNET_LOOPBACK);
+	}
+}
+
 int main(void)
 {
 	static const struct CMUnitTest fixed[] = {
@@ -921,6 +974,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_custom),
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test(test_free_null),
+		cmocka_unit_test(test_net_modes),
 	};
 	size_t nb = ARRAY_SIZE(bad_cases), nf = ARRAY_SIZE(fixed), i;
 	struct CMUnitTest *tests = xcalloc(nb + nf, sizeof(*tests));
