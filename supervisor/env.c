@@ -104,6 +104,14 @@ static void put_proxy_env(char **env, size_t *n)
 			v[o++] = i + 1 < len ? b64[w >> 6 & 63] : '=';
 			v[o++] = i + 2 < len ? b64[w & 63] : '=';
 		}
+		/* after the policy's own NODE_OPTIONS, if it passes or sets one */
+		for (size_t j = 0; j < *n; j++)
+			if (!strncmp(env[j], "NODE_OPTIONS=", 13) && env[j][13]) {
+				char *both = xasprintf("%s %s", env[j] + 13, v);
+				free(v);
+				v = both;
+				break;
+			}
 		env_put(env, n, "NODE_OPTIONS", strlen("NODE_OPTIONS"), v);
 		free(v);
 	}

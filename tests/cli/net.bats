@@ -267,6 +267,11 @@ except OSError as e:
 	wnet -- sh -c 'for f in /proc/[0-9]*/fd/*; do readlink "$f"; done 2>/dev/null | grep -c socket || true'
 	echo "$output"
 	[ "${lines[-1]}" = "0" ]
+	# a NODE_OPTIONS the policy sets is kept, the preload goes after it
+	printf '%s\n' '{"name":"nodeopt","extends":"workspace","env":{"set":{"NODE_OPTIONS":"--max-old-space-size=100"}}}' > "$WS.json"
+	run "$WARDEN" run --quiet --workspace "$WS" --policy "$WS.json" --net proxy -- sh -c 'echo "$NODE_OPTIONS"'
+	rm -f "$WS.json"
+	[[ "$output" == "--max-old-space-size=100 --import data:text/javascript;base64,"* ]]
 }
 
 @test "net: --allow is checked and needs --net proxy; policy show lists the network profile" {
