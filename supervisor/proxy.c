@@ -32,6 +32,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -1004,6 +1005,15 @@ struct wproxy *wproxy_new(struct wloop *l, int listen_fd, const struct wproxy_co
 		if (listen_fd >= 0)
 			close(listen_fd);
 		return NULL;
+	}
+	/* A relayed connection holds 6 fds (2 sockets, 2 pipes): 256 of them
+	 * need more than the usual soft limit of 1024.  Use what we are given
+	 * (the soft limit up to the hard one, as the session server does);
+	 * a jail gets its policy's open_files (jail/enter.c). */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	p = xcalloc(1, sizeof(*p));
 	p->l = l;
