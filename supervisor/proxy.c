@@ -51,7 +51,9 @@
 #define TICK_MS 250              /* deadlines and c-ares' timeouts */
 #define AUDIT_MAX 4096           /* "net" records per proxy */
 #define N_ADDRS 8                /* resolved addresses tried */
-#define PIPE_CAP 65536           /* bytes in flight per direction */
+#define PIPE_CAP 65536           /* bytes in flight per direction: the default pipe;
+                                    256 x 2 x 64 KiB stays under the per-user
+                                    pipe-user-pages-soft (64 MiB) */
 
 enum pst { P_HEAD, P_RESOLVE, P_CONNECT, P_RELAY, P_REPLY, P_DRAIN };
 
