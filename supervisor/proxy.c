@@ -803,6 +803,12 @@ static void on_cli(struct wloop *l, struct wsrc *src, uint32_t ev)
 		break;
 	case P_RESOLVE:
 	case P_CONNECT:
+		/* nothing is read now (mask 0), but a reset is still reported,
+		 * level-triggered, on every wait: end here, not spin */
+		if (ev & (EPOLLERR | EPOLLHUP)) {
+			snprintf(c->reason, sizeof(c->reason), "the client left before the connection");
+			pc_close(c);
+		}
 		break;
 	case P_RELAY:
 		pump(c);
