@@ -151,6 +151,10 @@ int wnet_entry_parse(const char *s, struct wnet_entry *e, struct werr *err)
 				                "followed by a domain; " FORM, s);
 			if ((why = check_name(host + 2)))
 				return werr_set(err, 0, "network allow entry \"%s\": %s; " FORM, s, why);
+			if (strlen(host + 2) > 251)
+				return werr_set(err, 0, "network allow entry \"%s\": the wildcard's domain "
+				                "is longer than 251 bytes, so no name under it fits in 253; "
+				                FORM, s);
 			if (!strchr(host + 2, '.'))
 				return werr_set(err, 0, "network allow entry \"%s\": a wildcard must name "
 				                "a domain of two labels or more (\"*.example.org\", not "

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -50,7 +51,9 @@
 #define TICK_MS 250              /* deadlines and c-ares' timeouts */
 #define AUDIT_MAX 4096           /* "net" records per proxy */
 #define N_ADDRS 8                /* resolved addresses tried */
-#define PIPE_CAP 65536           /* bytes in flight per direction */
+#define PIPE_CAP 65536           /* bytes in flight per direction: the default pipe;
+                                    256 x 2 x 64 KiB stays under the per-user
+                                    pipe-user-pages-soft (64 MiB) */
 
 enum pst { P_HEAD, P_RESOLVE, P_CONNECT, P_RELAY, P_REPLY, P_DRAIN };
 
@@ -800,6 +803,12 @@ static void on_cli(struct wloop *l, struct wsrc *src, uint32_t ev)
 		break;
 	case P_RESOLVE:
 	case P_CONNECT:
+		/* nothing is read now (mask 0), but a reset is still reported,
+		 * level-triggered, on every wait: end here, not spin */
+		if (ev & (EPOLLERR | EPOLLHUP)) {
+			snprintf(c->reason, sizeof(c->reason), "the client left before the connection");
+			pc_close(c);
+		}
 		break;
 	case P_RELAY:
 		pump(c);
@@ -1004,6 +1013,15 @@ struct wproxy *wproxy_new(struct wloop *l, int listen_fd, const struct wproxy_co
 		if (listen_fd >= 0)
 			close(listen_fd);
 		return NULL;
+	}
+	/* A relayed connection holds 6 fds (2 sockets, 2 pipes): 256 of them
+	 * need more than the usual soft limit of 1024.  Use what we are given
+	 * (the soft limit up to the hard one, as the session server does);
+	 * a jail gets its policy's open_files (jail/enter.c). */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	p = xcalloc(1, sizeof(*p));
 	p->l = l;

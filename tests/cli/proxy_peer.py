@@ -14,8 +14,8 @@ hostile or careless jailed code would.
   proxy_peer.py giant PROXY              a 20 KiB head; prints the answer
   proxy_peer.py hold PROXY N             N connections that never send; then
                                          one more; prints its answer
-  proxy_peer.py raw PROXY TEXT           sends TEXT (\\r\\n escapes), prints
-                                         the answer
+  proxy_peer.py raw PROXY TEXT           sends TEXT (\\r\\n escapes) and
+                                         half-closes; prints the answer
 Every wait is bounded (30 s) so a broken proxy fails the test, never hangs
 it."""
 import os
@@ -152,6 +152,7 @@ def hold(proxy, n):
 def raw(proxy, text):
     s = conn(proxy)
     s.sendall(text.encode().decode("unicode_escape").encode("latin-1"))
+    s.shutdown(socket.SHUT_WR)   # an echo upstream ends when the request does
     sys.stdout.write(read_all(s).decode(errors="replace"))
 
 

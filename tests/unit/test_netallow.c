@@ -96,6 +96,11 @@ static void test_parse_bad(void **state)
 		longs[i] = '.';
 	longs[260] = 0;
 	parse_bad(longs, "253");
+	/* a wildcard whose domain leaves no room for a name under it */
+	longs[0] = '*';
+	longs[1] = '.';
+	longs[2 + 252] = 0;
+	parse_bad(longs, "251");
 }
 
 static void test_parse_null_error(void **state)
