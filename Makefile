@@ -4,7 +4,7 @@ CC      ?= cc
 PREFIX  ?= /usr/local
 DESTDIR ?=
 BUILD   ?= build
-PKGS     = libseccomp libcap json-c libnl-3.0 libnl-route-3.0 libcrypto
+PKGS     = libseccomp libcap json-c libnl-3.0 libnl-route-3.0 libcrypto libcares
 # Only the broker talks to LLMs and the terminal: the supervisor never links these.
 BROKER_PKGS = libcurl libedit
 
@@ -26,7 +26,7 @@ LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/profiles.o $(BUILD)/drivers.o
 BROKER_SRC = $(filter-out broker/main.c,$(wildcard broker/*.c))
 BROKER_OBJ = $(BROKER_SRC:%.c=$(BUILD)/%.o)
 PROFILES = $(sort $(wildcard policy/profiles/*.json))
-DRIVERS  = $(sort $(wildcard drivers/*.py drivers/*.js drivers/*.sh drivers/*.pl drivers/*.rb drivers/*.R))
+DRIVERS  = $(sort $(wildcard drivers/*.py drivers/*.js drivers/*.mjs drivers/*.sh drivers/*.pl drivers/*.rb drivers/*.R))
 FUZZ_SRC = $(wildcard tests/fuzz/fuzz_*.c)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -93,8 +93,14 @@ $(BUILD)/probes/%: tests/security/probes/%.c tests/security/probes/probe.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -Wall -Wextra -Werror -D_GNU_SOURCE -static -o $@ $<
 
+# The egress proxy alone on a host loopback port, for tests/cli/proxy_engine.bats
+# and the benchmark (tests/helpers/proxyd.c).
+$(BUILD)/tests/proxyd: tests/helpers/proxyd.c $(BUILD)/libwarden.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isupervisor $(LDFLAGS) -o $@ $< $(BUILD)/libwarden.a $(LIBS)
+
 probes: $(PROBE_BIN)
-unit: $(UNIT_BIN)
+unit: $(UNIT_BIN) $(BUILD)/tests/proxyd
 
 # Dependencies: install when root, else print the exact command (tools/deps.sh).
 # NO_DEPS=1: the caller provides the dependencies (debian/rules).

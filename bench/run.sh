@@ -6,6 +6,8 @@
 #   warden    warden run (namespaces, seccomp + notify, Landlock, cgroups)
 #   bwrap     bwrap --unshare-all with equivalent mounts
 #   firejail  firejail --noprofile --net=none (when installed)
+# then sessions (bench/sessions.py), the output relay, and the egress proxy
+# against a direct loopback connection (bench/proxy.py).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 W="$top/${BUILD:-build}/warden"
@@ -95,6 +97,10 @@ p, r = statistics.median(t[plain]), statistics.median(t[relay])
 print("output relay, 1 GiB, median of %d: plain pipe %.3f s, warden run --output unlimited %.3f s, "
       "warden reaches %.0f%% of the pipe (plain/warden %.2f)" % (n, p, r, 100 * p / r, p / r))
 PY
+echo
+# The egress proxy (network mode proxy): 1 GiB and new connections through
+# it against a direct loopback connection, alternated, medians.
+python3 "$top/bench/proxy.py" "$W"
 echo
 # Costs and effects measured by the tests, which report them but never judge
 # a time (a shared machine makes thresholds flaky): judged by eye here.

@@ -75,6 +75,7 @@ const char chat_usage_text[] =
 	"      --oneshot              a fresh jail for every block (no state kept)\n"
 	"      --workspace DIR        the jail's workspace (default: .)\n"
 	"      --allow-workspace DIR  --allow-profile NAME   more a session may use\n"
+	"      --net MODE  --allow HOST[:PORT]   network: none, loopback or proxy\n"
 	"      --policy FILE  --audit-log FILE   the default policy; the audit's file\n"
 	"\n"
 	"At the prompt: %help; Ctrl-C interrupts, Ctrl-D exits.  All: man warden-chat\n";

@@ -87,13 +87,26 @@ static void describe_policy(struct chat *c, struct sbuf *b)
 		}
 		v = jget(pol, "network", "mode");
 		if (v && !strcmp(json_object_get_string(v), "proxy")) {
+			json_object *allow = jget(pol, "network", "allow");
+
 			sbuf_adds(b, "- Network: only through warden's proxy (HTTP_PROXY/HTTPS_PROXY are "
-			             "set), to: ");
-			join_array(b, jget(pol, "network", "allow"), 16);
-			sbuf_adds(b, ". Everything else is refused.\n");
+			             "set; curl, pip, npm, git, Python and Node's fetch use it), to these "
+			             "hosts only (no port: 443 and 80): ");
+			if (allow && json_object_is_type(allow, json_type_array) &&
+			    json_object_array_length(allow))
+				join_array(b, allow, 32);
+			else
+				sbuf_adds(b, "none");
+			sbuf_adds(b, ". Everything else is refused (HTTP 403); there is no DNS in the "
+			             "jail, the proxy resolves names. The jail's own 127.0.0.1 works for "
+			             "local servers.\n");
+		} else if (v && !strcmp(json_object_get_string(v), "loopback")) {
+			sbuf_adds(b, "- Network: only the jail's own loopback (127.0.0.1): a server you "
+			             "start in the jail can be reached from the jail, nothing outside "
+			             "can (no pip install, no downloads).\n");
 		} else {
 			sbuf_adds(b, "- Network: none. There is no network access at all (no pip "
-			             "install, no downloads).\n");
+			             "install, no downloads, not even 127.0.0.1).\n");
 		}
 		if ((v = jget(pol, "limits", NULL)) && json_object_is_type(v, json_type_object)) {
 			bool first = true;
@@ -108,8 +121,8 @@ static void describe_policy(struct chat *c, struct sbuf *b)
 	} else if (!strcmp(prof, "strict")) {
 		sbuf_adds(b, " It is READ-ONLY in this profile.\n- Network: none.\n");
 	} else if (!strcmp(prof, "network")) {
-		sbuf_adds(b, " It is writable.\n- Network: only HTTPS to package registries (PyPI, "
-		             "npm) through warden's proxy.\n");
+		sbuf_adds(b, " It is writable.\n- Network: only HTTPS to package indexes (PyPI, "
+		             "npm, crates.io, Go, RubyGems) through warden's proxy.\n");
 	} else {
 		sbuf_adds(b, " It is writable: files you write there stay, and the user sees them.\n"
 		             "- Network: none, unless the profile says otherwise.\n"

@@ -37,14 +37,14 @@ _warden()
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return 0 ;;
 	--net)
-		COMPREPLY=($(compgen -W none -- "$cur"))
+		COMPREPLY=($(compgen -W "none loopback proxy" -- "$cur"))
 		return 0 ;;
 	--broker-user)
 		COMPREPLY=($(compgen -u -- "$cur"))
 		return 0 ;;
 	-m|--model|--api-base|--api-key|--memory|--pids|--cpus|--timeout|--cpu-time|\
 	--output|--env|--max-output|--context-window|--max-tokens|--temperature|\
-	--system-message|--system-message-append|--connect-timeout|--idle-timeout|--session)
+	--system-message|--system-message-append|--connect-timeout|--idle-timeout|--session|--allow)
 		return 0 ;;
 	esac
 
@@ -60,7 +60,7 @@ _warden()
 	case $cmd in
 	run)
 		opts="--profile --policy --workspace --memory --pids --cpus --timeout --cpu-time
-		      --output --net --env --audit-log --json --no-stdin --quiet --raw --help --"
+		      --output --net --allow --env --audit-log --json --no-stdin --quiet --raw --help --"
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "$opts" -- "$cur"))
 		else
@@ -71,11 +71,11 @@ _warden()
 		      --max-output --context-window --max-tokens --temperature --resume --export-script
 		      --system-message --system-message-append --conversations
 		      --verbose --connect-timeout --idle-timeout --oneshot --help
-		      --workspace --allow-profile --audit-log --version -m -y -v -h"
+		      --workspace --allow-profile --net --allow --audit-log --version -m -y -v -h"
 		[[ $cur == -* ]] && COMPREPLY=($(compgen -W "$opts" -- "$cur")) ;;
 	serve)
 		opts="--stdio --profile --policy --allow-profile --workspace --allow-workspace
-		      --audit-log --broker-user --help"
+		      --net --allow --audit-log --broker-user --help"
 		COMPREPLY=($(compgen -W "$opts" -- "$cur")) ;;
 	policy)
 		if [ "$COMP_CWORD" -eq $((i + 1)) ]; then

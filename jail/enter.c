@@ -12,7 +12,10 @@
  *   send "go"                       -->  0  new cgroup namespace (rooted at the
  *                                          jail's cgroup), new session
  *                                       3-4 mounts, pivot_root (jail/mounts.c)
- *                                       5  lo up   6 hostname
+ *                                       5  lo up (modes loopback, proxy)
+ *   receive the proxy's listener    <--  5b proxy: listen on 127.0.0.1:3128,
+ *   (struct jail proxy_fd)                  send it (SYNC_PROXY), close it
+ *                                       6  hostname
  *                                       7  stdio, close every other fd
  *                                       8  rlimits (after 7: see below)
  *                                       9  drop capabilities   10 no_new_privs
@@ -192,8 +195,11 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 	if (jail_mounts(spec, plan, &e) < 0)
 		child_fail(sync, SYNC_ERROR, &e);
 	wtiming("mounts");
-	/* 5 */
-	if (jail_net_lo_up(&e) < 0)
+	/* 5: lo stays down in mode none (no address at all) */
+	if (spec->pol->net != WNET_NONE && jail_net_lo_up(&e) < 0)
+		child_fail(sync, SYNC_ERROR, &e);
+	/* 5b: while the sync socket is still where the parent left it */
+	if (spec->pol->net == WNET_PROXY && jail_net_proxy_listener(sync, &e) < 0)
 		child_fail(sync, SYNC_ERROR, &e);
 	wtiming("lo up");
 	/* 6 */
@@ -281,8 +287,27 @@ static int write_id_maps(pid_t pid, const struct wplan *plan, struct werr *err)
 	return write_file_str(path, line, err);
 }
 
-/* Read the child's report: an error, or READY (+ listener fd) then STARTED. */
-static int read_report(int sync, struct jail *out, struct werr *err)
+/* The proxy's listener as the child sent it: a listening TCP socket on
+ * IPv4, or the jail is refused (an fd the child did not make is never
+ * served). */
+static int check_listener(int fd, struct werr *err)
+{
+	int v = 0;
+	socklen_t l = sizeof(v);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) < 0 || !v)
+		return werr_set(err, 0, "malformed report from the jail (the proxy's fd "
+		                "is not listening)");
+	l = sizeof(v);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &l) < 0 || v != AF_INET)
+		return werr_set(err, 0, "malformed report from the jail (the proxy's fd "
+		                "is not a TCP/IPv4 socket)");
+	return 0;
+}
+
+/* Read the child's report: an error, or (proxy mode) PROXY + the proxy's
+ * listener, READY (+ seccomp listener fd) then STARTED. */
+static int read_report(int sync, struct jail *out, bool want_proxy, struct werr *err)
 {
 	bool ready = false;
 
@@ -293,6 +318,7 @@ static int read_report(int sync, struct jail *out, struct werr *err)
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 		                     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
 		ssize_t n = recvmsg(sync, &mh, MSG_CMSG_CLOEXEC);
+		int fd = -1;
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -300,25 +326,45 @@ static int read_report(int sync, struct jail *out, struct werr *err)
 			return werr_set(err, errno, "reading the jail's report");
 		if (n == 0) /* EOF: the child died */
 			return werr_set(err, 0, "the jail died while being set up");
-		if ((size_t)n != sizeof(f))
-			return werr_set(err, 0, "malformed report from the jail");
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
 			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
 			    c->cmsg_len == CMSG_LEN(sizeof(int)))
-				memcpy(&out->notify_fd, CMSG_DATA(c), sizeof(int));
+				memcpy(&fd, CMSG_DATA(c), sizeof(int));
+		if ((size_t)n != sizeof(f)) {
+			closep(&fd);
+			return werr_set(err, 0, "malformed report from the jail");
+		}
 		f.err.msg[sizeof(f.err.msg) - 1] = '\0';
 		switch (f.type) {
+		case SYNC_PROXY:
+			if (!want_proxy || ready || out->proxy_fd >= 0 || fd < 0) {
+				closep(&fd);
+				return werr_set(err, 0, "malformed report from the jail (a proxy "
+				                "listener out of place)");
+			}
+			out->proxy_fd = fd;
+			if (check_listener(fd, err) < 0)
+				return -1;
+			continue;
 		case SYNC_READY:
+			if (want_proxy && out->proxy_fd < 0) {
+				closep(&fd);
+				return werr_set(err, 0, "malformed report from the jail (no proxy "
+				                "listener)");
+			}
+			out->notify_fd = fd;
 			out->landlock_abi = f.landlock_abi;
 			out->landlock = f.landlock_abi > 0;
 			ready = true;
 			continue;
 		case SYNC_STARTED:
+			closep(&fd);
 			if (!ready)
 				return werr_set(err, 0, "malformed report from the jail");
 			return 0;
 		case SYNC_EXEC_FAILED:
 		case SYNC_ERROR:
+			closep(&fd);
 			*err = f.err;
 			if (f.type == SYNC_ERROR) {
 				err->exit_code = 125;
@@ -326,6 +372,7 @@ static int read_report(int sync, struct jail *out, struct werr *err)
 			}
 			return -1;
 		default:
+			closep(&fd);
 			return werr_set(err, 0, "unknown report %d from the jail", f.type);
 		}
 	}
@@ -340,7 +387,7 @@ int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err)
 	long pid;
 
 	memset(out, 0, sizeof(*out));
-	out->pidfd = out->notify_fd = out->sync_fd = out->slot_fd = -1;
+	out->pidfd = out->notify_fd = out->proxy_fd = out->sync_fd = out->slot_fd = -1;
 	if (jail_plan(spec, &plan, err) < 0)
 		return -1;
 	/* As root: never host uid 0 (docs/design.md "Ids") */
@@ -405,7 +452,7 @@ int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err)
 		werr_set(err, errno, "starting the jail");
 		goto fail;
 	}
-	if (read_report(sp[0], out, err) < 0)
+	if (read_report(sp[0], out, spec->pol->net == WNET_PROXY, err) < 0)
 		goto fail;
 	wtiming("child ready+exec");
 	out->sync_fd = sp[0];
@@ -418,11 +465,11 @@ fail:
 	kill(out->pid, SIGKILL);
 	waitpid(out->pid, NULL, __WALL);
 	jail_plan_free(&plan);  /* the slot only now that the jail is reaped */
-	if (out->notify_fd >= 0)
-		close(out->notify_fd);
+	closep(&out->notify_fd);
+	closep(&out->proxy_fd);
 	close(out->pidfd);
 	out->pid = 0;
-	out->pidfd = out->notify_fd = -1;
+	out->pidfd = out->notify_fd = out->proxy_fd = -1;
 	return -1;
 }
 

@@ -27,8 +27,11 @@ long jail_clone_as(struct clone_args *ca, uid_t uid, gid_t gid, int *pidfd, stru
 /* jail/mounts.c: steps 3-4, build the tmpfs root, pivot_root, detach the
  * host.  On return the cwd is the workspace. */
 int jail_mounts(const struct jail_spec *spec, const struct wplan *plan, struct werr *err);
-/* jail/net.c: step 5, bring lo up through libnl-route. */
+/* jail/net.c: step 5, bring lo up through libnl-route (modes loopback and
+ * proxy); 5b (proxy) listen on 127.0.0.1:JAIL_PROXY_PORT, send the listener
+ * on sync (SYNC_PROXY) and close it. */
 int jail_net_lo_up(struct werr *err);
+int jail_net_proxy_listener(int sync, struct werr *err);
 /* jail/caps.c: step 9, drop every capability, bounding and ambient too. */
 int jail_drop_caps(struct werr *err);
 /* jail/landlock.c: step 11; returns the ABI used (0 when unavailable). */
@@ -41,6 +44,7 @@ int jail_landlock(const struct jail_spec *spec, const struct wplan *plan,
 enum sync_msg {
 	SYNC_GO = 'G',          /* parent -> child: ids mapped, cgroups attached */
 	SYNC_ERROR = 'E',       /* setup failed: err */
+	SYNC_PROXY = 'P',       /* proxy mode: the proxy's listener (SCM_RIGHTS) */
 	SYNC_READY = 'R',       /* confined (+ the seccomp listener, landlock_abi) */
 	SYNC_EXEC_FAILED = 'X', /* execve failed: err, err.exit_code 126/127 */
 	SYNC_STARTED = 'S',     /* init: the program was exec'ed */

@@ -1,10 +1,16 @@
 /* Step 5: the jail's network namespace starts with lo down and nothing else.
- * Bring lo up (through libnl-route) so programs can talk to themselves on
- * 127.0.0.1; there is no route anywhere else. */
+ * In mode "none" it stays so: no address at all, not even 127.0.0.1.  In
+ * "loopback" and "proxy", bring lo up (through libnl-route) so programs can
+ * talk to themselves on 127.0.0.1; there is no route anywhere else.  In
+ * "proxy", then make the listener warden's proxy serves and hand it over. */
 #include <errno.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "jail_impl.h"
 
@@ -41,4 +47,42 @@ out:
 	rtnl_link_put(lo);
 	nl_socket_free(sk);
 	return ret;
+}
+
+/* A TCP listener on 127.0.0.1:JAIL_PROXY_PORT of the jail's own namespace,
+ * sent to the parent in a SYNC_PROXY frame and closed here: the jail never
+ * holds it, so no jailed process can accept on it or close it.  Safe while
+ * the child still has capabilities: it binds only inside the jail's own
+ * network namespace, which has nothing but lo. */
+int jail_net_proxy_listener(int sync, struct werr *err)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(JAIL_PROXY_PORT),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sync_frame f = { .type = SYNC_PROXY };
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { .iov_base = &f, .iov_len = sizeof(f) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+	                     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	int one = 1, fd, r = 0;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return werr_set(err, errno, "creating the proxy's socket");
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 512) < 0) {
+		r = werr_set(err, errno, "listening on the jail's 127.0.0.1:%d for the proxy",
+		             JAIL_PROXY_PORT);
+		goto out;
+	}
+	c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sendmsg(sync, &mh, MSG_NOSIGNAL) < 0)
+		r = werr_set(err, errno, "handing the proxy's listener to warden");
+out:
+	close(fd);
+	return r;
 }

@@ -97,9 +97,6 @@ bool wprofile_name_ok(const char *name);
  * static "what; fix" text. */
 int wpath_normalize(const char *raw, char **out, const char **why);
 
-/* "host:port", "1.2.3.4:port" or "[v6]:port": NULL when well formed, else a
- * static "what; fix" text. */
-const char *whostport_problem(const char *s);
 
 /* ---- merge.c ----------------------------------------------------------- */
 

@@ -353,12 +353,13 @@ static int check_paths(struct mctx *m, struct wpolicy *p)
 
 static int check_network(struct mctx *m, struct wpolicy *p)
 {
-	if (p->net != WNET_NONE || p->net_allow.n == 0)
+	if (p->net == WNET_PROXY || p->net_allow.n == 0)
 		return 0;
 	if (m->set[F_NET_ALLOW])
 		return wsrc_err_key(m->s, m->append[F_NET_ALLOW] ? "network.allow+" : "network.allow",
-		                    m->err, "\"allow\" has no effect when \"mode\" is \"none\"; "
-		                    "set \"mode\": \"proxy\" or remove \"allow\"");
+		                    m->err, "\"allow\" has no effect when \"mode\" is \"%s\"; "
+		                    "set \"mode\": \"proxy\" or remove \"allow\"",
+		                    policy_net_mode_name(p->net));
 	wstrv_free(&p->net_allow);
 	return 0;
 }

@@ -24,8 +24,8 @@ enum kkind {
 	K_COUNT,        /* whole number, "unlimited" */
 	K_CPUS,         /* number, "unlimited" */
 	K_DURATION,     /* "5m", "unlimited" */
-	K_NET_MODE,     /* "none" | "proxy" */
-	K_HOSTPORTS,    /* ["host:port"] */
+	K_NET_MODE,     /* "none" | "loopback" | "proxy" */
+	K_HOSTPORTS,    /* ["host[:port]"] (warden/netallow.h) */
 	K_DENY_ACTION,  /* "errno" | "kill" */
 	K_BOOL,
 	K_SYSCALLS,     /* list of syscall names */
@@ -53,7 +53,7 @@ static const struct keydef filesystem_keys[] = {
 
 static const struct keydef network_keys[] = {
 	{ "mode",  K_NET_MODE,  F_NET_MODE,  NULL, "\"none\"", 0 },
-	{ "allow", K_HOSTPORTS, F_NET_ALLOW, NULL, "[\"pypi.org:443\"]", 0 },
+	{ "allow", K_HOSTPORTS, F_NET_ALLOW, NULL, "[\"pypi.org\"]", 0 },
 	{ NULL, 0, 0, NULL, NULL, 0 }
 };
 
@@ -518,28 +518,22 @@ static int read_tmpfs(struct pctx *c, const struct keydef *k, const char *path, 
 
 static int read_net_mode(struct pctx *c, const char *path, json_object *v)
 {
-	static const char *const modes[] = { "none", "proxy" };
+	static const char *const modes[] = { "none", "loopback", "proxy" };
 	const char *s, *near;
 
 	if (!json_object_is_type(v, json_type_string))
-		return wsrc_err_val(c->s, path, c->err, "\"mode\" must be \"none\" or \"proxy\"; "
-		                    "found %s", type_name(v));
+		return wsrc_err_val(c->s, path, c->err, "\"mode\" must be \"none\", \"loopback\" "
+		                    "or \"proxy\"; found %s", type_name(v));
 	s = json_object_get_string(v);
-	if (!strcmp(s, "none")) {
-		c->p->net = WNET_NONE;
+	if (policy_net_mode_parse(s, &c->p->net) == 0)
 		return 0;
-	}
-	if (!strcmp(s, "proxy")) {
-		c->p->net = WNET_PROXY;
-		return 0;
-	}
 	near = closest(s, modes, ARRAY_SIZE(modes));
 	if (near)
 		return wsrc_err_val(c->s, path, c->err, "unknown network mode \"%s\"; did you "
 		                    "mean \"%s\"?", s, near);
 	return wsrc_err_val(c->s, path, c->err, "unknown network mode \"%s\"; write \"none\" "
-	                    "(no network) or \"proxy\" (allowlisted hosts through warden's "
-	                    "proxy)", s);
+	                    "(no network), \"loopback\" (the jail's own 127.0.0.1) or \"proxy\" "
+	                    "(allowlisted hosts through warden's proxy)", s);
 }
 
 static int read_hostports(struct pctx *c, const struct keydef *k, const char *path, json_object *v)
@@ -551,14 +545,14 @@ static int read_hostports(struct pctx *c, const struct keydef *k, const char *pa
 	n = json_object_array_length(v);
 	for (i = 0; i < n; i++) {
 		_cleanup_free_ char *epath = xasprintf("%s[%zu]", path, i);
-		const char *s, *why;
+		struct werr why = { 0 };
+		const char *s;
 
-		s = elem_str(c, k, epath, json_object_array_get_idx(v, i), "\"host:port\"");
+		s = elem_str(c, k, epath, json_object_array_get_idx(v, i), "\"host[:port]\"");
 		if (!s)
 			return -1;
-		why = whostport_problem(s);
-		if (why)
-			return wsrc_err_val(c->s, epath, c->err, "\"%s\" in \"allow\": %s", s, why);
+		if (policy_allow_check(s, &why) < 0)
+			return wsrc_err_val(c->s, epath, c->err, "%s", why.msg);
 		if (wstrv_contains(&c->p->net_allow, s))
 			return wsrc_err_val(c->s, epath, c->err, "\"%s\" is listed twice in \"allow\"; "
 			                    "remove one", s);

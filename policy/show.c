@@ -191,7 +191,7 @@ char *policy_to_json(const struct wpolicy *p)
 	close_obj(&o);
 
 	open_obj(&o, "network");
-	put_text(&o, "mode", p->net == WNET_PROXY ? "proxy" : "none");
+	put_text(&o, "mode", policy_net_mode_name(p->net));
 	put_strv(&o, "allow", &p->net_allow);
 	close_obj(&o);
 

@@ -1,7 +1,6 @@
-/* The syntax of single values, as text: profile names, policy paths and
- * "host:port".  Pure checks, no JSON and no positions: parse.c turns their
- * "what; fix" answers into located errors. */
-#include <arpa/inet.h>
+/* The syntax of single values, as text: profile names and policy paths (an
+ * allow entry's is warden/netallow.h's).  Pure checks, no JSON and no
+ * positions: parse.c turns their "what; fix" answers into located errors. */
 #include <stdio.h>
 #include <string.h>
 
@@ -110,69 +109,3 @@ int wpath_normalize(const char *raw, char **out, const char **why)
 	return 0;
 }
 
-/* ---- network ----------------------------------------------------------- */
-
-static bool host_ok(const char *h, size_t n)
-{
-	size_t i, label = 0;
-
-	if (n == 0 || n > 253 || h[0] == '.' || h[n - 1] == '.' || h[0] == '-')
-		return false;
-	for (i = 0; i < n; i++) {
-		char ch = h[i];
-		if (ch == '.') {
-			if (label == 0)
-				return false;
-			label = 0;
-			continue;
-		}
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		      (ch >= '0' && ch <= '9') || ch == '-' || ch == '_'))
-			return false;
-		if (++label > 63)
-			return false;
-	}
-	return true;
-}
-
-/* "host:port", "1.2.3.4:port" or "[v6]:port". */
-const char *whostport_problem(const char *s)
-{
-	const char *colon, *q;
-	unsigned long port = 0;
-
-	if (s[0] == '[') {
-		char buf[INET6_ADDRSTRLEN + 1];
-		unsigned char a[16];
-		const char *close = strchr(s, ']');
-		if (!close || (size_t)(close - s - 1) >= sizeof(buf))
-			return "an IPv6 address is written in brackets, e.g. \"[2001:db8::1]:443\"";
-		memcpy(buf, s + 1, (size_t)(close - s - 1));
-		buf[close - s - 1] = '\0';
-		if (inet_pton(AF_INET6, buf, a) != 1)
-			return "not a valid IPv6 address; write e.g. \"[2001:db8::1]:443\"";
-		colon = close + 1;
-		if (*colon != ':')
-			return "a port is needed after the address, e.g. \"[2001:db8::1]:443\"";
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon)
-			return "a port is needed, e.g. \"pypi.org:443\"";
-		if (!host_ok(s, (size_t)(colon - s)))
-			return "not a valid host name; write e.g. \"pypi.org:443\" (no scheme, no path, "
-			       "no wildcards)";
-	}
-	q = colon + 1;
-	if (!*q)
-		return "a port is needed, e.g. \"pypi.org:443\"";
-	for (; *q; q++) {
-		if (*q < '0' || *q > '9')
-			return "the port must be a number from 1 to 65535, e.g. \"pypi.org:443\"";
-		port = port * 10 + (unsigned long)(*q - '0');
-		if (port > 65535)
-			break;
-	}
-	if (port == 0 || port > 65535)
-		return "the port must be a number from 1 to 65535, e.g. \"pypi.org:443\"";
-	return NULL;
-}

@@ -52,7 +52,7 @@ static void put_safe(const char *s, size_t max)
  * must have the fields its event is written with, of the right types.  A
  * line that fails is reported by its number and none of it is shown. */
 
-enum ftype { F_STR, F_INT, F_ARR_STR, F_ARR_DENIED };
+enum ftype { F_STR, F_INT, F_BOOL, F_ARR_STR, F_ARR_DENIED };
 
 static const struct field_rule {
 	const char *event;             /* NULL: every event */
@@ -93,6 +93,19 @@ static const struct field_rule {
 	{ "block_end", "reason", F_STR, true },
 	{ "block_end", "denied_syscalls", F_ARR_DENIED, false },
 	{ "session_close", "session", F_STR, true },
+	{ "net", "method", F_STR, true },          /* since issue 10: the egress proxy */
+	{ "net", "host", F_STR, true },
+	{ "net", "port", F_INT, true },
+	{ "net", "address", F_STR, false },
+	{ "net", "allowed", F_BOOL, true },
+	{ "net", "rule", F_STR, false },
+	{ "net", "status", F_INT, true },
+	{ "net", "reason", F_STR, false },
+	{ "net", "bytes_up", F_INT, true },
+	{ "net", "bytes_down", F_INT, true },
+	{ "net", "duration_ms", F_INT, true },
+	{ "net_dropped", "dropped", F_INT, true },
+	{ "net_dropped", "limit", F_INT, true },
 };
 
 static bool arr_of(json_object *v, bool denied)
@@ -120,6 +133,7 @@ static bool type_ok(json_object *v, enum ftype t)
 	switch (t) {
 	case F_STR: return json_object_is_type(v, json_type_string);
 	case F_INT: return json_object_is_type(v, json_type_int);
+	case F_BOOL: return json_object_is_type(v, json_type_boolean);
 	case F_ARR_STR: return arr_of(v, false);
 	case F_ARR_DENIED: return arr_of(v, true);
 	}
@@ -252,6 +266,23 @@ static void detail(json_object *rec, const char *event, char *buf, size_t len)
 		}
 	} else if (!strcmp(event, "denied_dropped")) {
 		snprintf(buf, len, "%s denied records left out (limit %s)", jstr(rec, "dropped"),
+		         jstr(rec, "limit"));
+	} else if (!strcmp(event, "net")) {
+		/* host, reason and rule came from the jail or the policy: shown
+		 * through the same escaping as every field */
+		bool ok = json_object_object_get_ex(rec, "allowed", &v) && json_object_get_boolean(v);
+		size_t off = (size_t)snprintf(buf, len, "%s %s %s:%s%s%s -> %s up=%s down=%s %sms",
+		                              ok ? "allowed" : "REFUSED", jstr(rec, "method"),
+		                              jstr(rec, "host"), jstr(rec, "port"),
+		                              *jstr(rec, "address") ? " @" : "", jstr(rec, "address"),
+		                              jstr(rec, "status"), jstr(rec, "bytes_up"),
+		                              jstr(rec, "bytes_down"), jstr(rec, "duration_ms"));
+		if (off < len && *jstr(rec, "rule"))
+			off += (size_t)snprintf(buf + off, len - off, " rule=%s", jstr(rec, "rule"));
+		if (off < len && *jstr(rec, "reason"))
+			snprintf(buf + off, len - off, " (%s)", jstr(rec, "reason"));
+	} else if (!strcmp(event, "net_dropped")) {
+		snprintf(buf, len, "%s net records left out (limit %s)", jstr(rec, "dropped"),
 		         jstr(rec, "limit"));
 	} else if (!strcmp(event, "session_close")) {
 		snprintf(buf, len, "blocks=%s why=%s", jstr(rec, "blocks"), jstr(rec, "why"));

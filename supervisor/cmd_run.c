@@ -14,7 +14,7 @@
 
 enum { OPT_PROFILE = 256, OPT_POLICY, OPT_WORKSPACE, OPT_MEMORY, OPT_PIDS, OPT_CPUS,
        OPT_TIMEOUT, OPT_NET, OPT_AUDIT, OPT_JSON, OPT_OUTPUT, OPT_CPU_TIME, OPT_NO_STDIN,
-       OPT_QUIET, OPT_HELP, OPT_SETENV, OPT_RAW, OPT_STRICT_LIMITS };
+       OPT_QUIET, OPT_HELP, OPT_SETENV, OPT_RAW, OPT_STRICT_LIMITS, OPT_ALLOW };
 
 static const struct option run_opts[] = {
 	{ "profile", required_argument, NULL, OPT_PROFILE },
@@ -27,6 +27,7 @@ static const struct option run_opts[] = {
 	{ "cpu-time", required_argument, NULL, OPT_CPU_TIME },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "net", required_argument, NULL, OPT_NET },
+	{ "allow", required_argument, NULL, OPT_ALLOW },
 	{ "audit-log", required_argument, NULL, OPT_AUDIT },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "env", required_argument, NULL, OPT_SETENV },
@@ -53,12 +54,12 @@ static void run_usage(FILE *f)
 	      "  --cpu-time DURATION total CPU time\n"
 	      "  --output SIZE       stdout+stderr limit (\"unlimited\" for none)\n"
 	      "  --strict-limits     refuse a limit nothing here enforces (see doctor)\n"
-	      "  --net none          network mode (only \"none\" is supported so far)\n"
+	      "  --net MODE          none, loopback (the jail's own lo) or proxy\n"
+	      "  --allow HOST[:PORT] with --net proxy: a host the jail may reach\n"
 	      "  --env NAME=VALUE    set a variable in the jail (NAME alone: pass it)\n"
 	      "  --audit-log FILE    where to append the audit records\n"
 	      "  --json FILE         write a JSON summary of the run to FILE\n"
-	      "  --no-stdin          give the program /dev/null as stdin\n"
-	      "  --quiet             no summary lines on stderr\n"
+	      "  --no-stdin, --quiet /dev/null as stdin; no summary lines on stderr\n"
 	      "  --raw               pass escape sequences to a terminal unchanged (else\n"
 	      "                      shown inert, ESC as ^[, on a terminal stdout/stderr)\n"
 	      "Exit status: the program's; 128+N if killed by signal N; 124 on timeout;\n"
@@ -134,12 +135,22 @@ static int parse_run_args(int argc, char **argv, struct wrun_opts *o)
 			o->set_cpus = true;
 			break;
 		}
-		case OPT_NET:
-			if (strcmp(optarg, "none") && strcmp(optarg, "proxy")) {
-				wlog_error("--net: unknown mode '%s'; use none", optarg);
+		case OPT_NET: {
+			enum wnet_mode m;
+			if (policy_net_mode_parse(optarg, &m) < 0) {
+				wlog_error("--net: unknown mode '%s'; use none, loopback or proxy", optarg);
 				return -1;
 			}
 			o->net = optarg;
+			break;
+		}
+		case OPT_ALLOW:
+			if (o->n_allow >= ARRAY_SIZE(o->allow)) {
+				wlog_error("--allow: at most %zu; list more in a policy's "
+				           "network.allow", ARRAY_SIZE(o->allow));
+				return -1;
+			}
+			o->allow[o->n_allow++] = optarg;
 			break;
 		case OPT_AUDIT: o->audit_log = optarg; break;
 		case OPT_JSON: o->json_file = optarg; break;

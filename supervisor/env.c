@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "lang.h"
 #include "sv.h"
 #include "warden/jail.h"
 #include "warden/util.h"
@@ -46,12 +47,82 @@ static void env_put(char **env, size_t *n, const char *name, size_t name_len, co
 	env[(*n)++] = xasprintf("%.*s=%s", (int)name_len, name, val);
 }
 
+int sv_apply_net(struct wpolicy *p, const char *net, char *const *allow, size_t n_allow,
+                 struct werr *err)
+{
+	if (net && policy_net_mode_parse(net, &p->net) < 0)
+		return werr_set(err, 0, "--net: unknown mode '%s'; use none, loopback or proxy", net);
+	if (n_allow && p->net != WNET_PROXY)
+		return werr_set(err, 0, "--allow needs network mode proxy, and profile %s has "
+		                "\"%s\"; add --net proxy", p->name, policy_net_mode_name(p->net));
+	return policy_add_allow(p, allow, n_allow, err);
+}
+
+/* Network mode proxy: what makes clients use the proxy on the jail's
+ * 127.0.0.1:JAIL_PROXY_PORT.  curl, wget, git (libcurl), pip and Python's
+ * urllib/requests, npm and yarn read the *_PROXY variables (npm also its
+ * npm_config_ names); NO_PROXY keeps the jail's own lo direct.  Node's fetch
+ * and http/https modules ignore them: drivers/node-proxy.mjs, loaded by
+ * NODE_OPTIONS, routes them (as a data: URL, so no file need exist in the
+ * jail; Node 18.18 and later). */
+#define PROXY_URL(port) "http://127.0.0.1:" #port
+#define PROXY_URL_(port) PROXY_URL(port)
+static const char *const proxy_env[][2] = {
+	{ "HTTP_PROXY", PROXY_URL_(JAIL_PROXY_PORT) },
+	{ "HTTPS_PROXY", PROXY_URL_(JAIL_PROXY_PORT) },
+	{ "http_proxy", PROXY_URL_(JAIL_PROXY_PORT) },
+	{ "https_proxy", PROXY_URL_(JAIL_PROXY_PORT) },
+	{ "ALL_PROXY", PROXY_URL_(JAIL_PROXY_PORT) },
+	{ "all_proxy", PROXY_URL_(JAIL_PROXY_PORT) },
+	{ "NO_PROXY", "localhost,127.0.0.1,::1" },
+	{ "no_proxy", "localhost,127.0.0.1,::1" },
+	{ "npm_config_proxy", PROXY_URL_(JAIL_PROXY_PORT) },
+	{ "npm_config_https_proxy", PROXY_URL_(JAIL_PROXY_PORT) },
+};
+#define PROXY_ENV_N (sizeof(proxy_env) / sizeof(proxy_env[0]) + 1)   /* + NODE_OPTIONS */
+
+static void put_proxy_env(char **env, size_t *n)
+{
+	const char *js = wdriver_text("node-proxy.mjs");
+
+	for (size_t i = 0; i < sizeof(proxy_env) / sizeof(proxy_env[0]); i++)
+		env_put(env, n, proxy_env[i][0], strlen(proxy_env[i][0]), proxy_env[i][1]);
+	if (js) {
+		/* base64: NODE_OPTIONS splits on spaces */
+		static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+		static const char pre[] = "--import data:text/javascript;base64,";
+		size_t len = strlen(js), o = sizeof(pre) - 1;
+		char *v = xcalloc(sizeof(pre) + (len + 2) / 3 * 4, 1);
+
+		memcpy(v, pre, o);
+		for (size_t i = 0; i < len; i += 3) {
+			uint32_t w = (uint32_t)(unsigned char)js[i] << 16 |
+			             (i + 1 < len ? (uint32_t)(unsigned char)js[i + 1] << 8 : 0) |
+			             (i + 2 < len ? (uint32_t)(unsigned char)js[i + 2] : 0);
+			v[o++] = b64[w >> 18 & 63];
+			v[o++] = b64[w >> 12 & 63];
+			v[o++] = i + 1 < len ? b64[w >> 6 & 63] : '=';
+			v[o++] = i + 2 < len ? b64[w & 63] : '=';
+		}
+		/* after the policy's own NODE_OPTIONS, if it passes or sets one */
+		for (size_t j = 0; j < *n; j++)
+			if (!strncmp(env[j], "NODE_OPTIONS=", 13) && env[j][13]) {
+				char *both = xasprintf("%s %s", env[j] + 13, v);
+				free(v);
+				v = both;
+				break;
+			}
+		env_put(env, n, "NODE_OPTIONS", strlen("NODE_OPTIONS"), v);
+		free(v);
+	}
+}
+
 /* Only the policy's env.pass and env.set (and the caller's extras) reach
  * the jail: secrets in warden's own environment never do. */
 char **sv_build_env(const struct wpolicy *p, const char *const *extra, size_t n_extra,
                     const char *ws, const char *home, struct werr *err)
 {
-	size_t cap = p->env_pass.n + p->env_set_keys.n + n_extra + 1, n = 0, i;
+	size_t cap = p->env_pass.n + p->env_set_keys.n + n_extra + PROXY_ENV_N + 1, n = 0, i;
 	char **env = xcalloc(cap, sizeof(char *));
 
 	for (i = 0; i < p->env_pass.n; i++) {
@@ -71,6 +142,8 @@ char **sv_build_env(const struct wpolicy *p, const char *const *extra, size_t n_
 		env_put(env, &n, p->env_set_keys.v[i], strlen(p->env_set_keys.v[i]), val);
 		free(val);
 	}
+	if (p->net == WNET_PROXY)
+		put_proxy_env(env, &n);
 	for (i = 0; i < n_extra; i++) {
 		const char *eq = strchr(extra[i], '=');
 		size_t l = eq ? (size_t)(eq - extra[i]) : strlen(extra[i]);

@@ -14,7 +14,7 @@ void jr_init(struct jailrun *r, const struct wpolicy *pol)
 	memset(r, 0, sizeof(*r));
 	r->pol = pol;
 	r->reaper.fd = -1;
-	r->jl.pidfd = r->jl.notify_fd = r->jl.sync_fd = r->jl.slot_fd = -1;
+	r->jl.pidfd = r->jl.notify_fd = r->jl.proxy_fd = r->jl.sync_fd = r->jl.slot_fd = -1;
 	r->killed_for = WB__N;
 }
 
@@ -52,6 +52,25 @@ int jr_start(struct jailrun *r, const struct jail_spec *spec, struct werr *err)
 		r->filter = NULL;
 	}
 	return rc;
+}
+
+int jr_serve_proxy(struct jailrun *r, struct wloop *l, struct waudit *audit,
+                   const char *session, struct werr *err)
+{
+	if (r->jl.proxy_fd < 0)
+		return 0;
+	r->proxy_conf = (struct wproxy_conf){ .pol = r->pol, .audit = audit,
+	                                      .audit_session = session };
+	/* the proxy owns the listener from here, even when it fails */
+	r->proxy = wproxy_new(l, steal_fd(&r->jl.proxy_fd), &r->proxy_conf, err);
+	return r->proxy ? 0 : -1;
+}
+
+void jr_proxy_end(struct jailrun *r)
+{
+	if (r->proxy)
+		wproxy_free(r->proxy);   /* each open connection audited as it ends */
+	r->proxy = NULL;
 }
 
 void jr_kill(struct jailrun *r, enum wblock_reason why)
@@ -100,7 +119,9 @@ void jr_judge(const struct jailrun *r, const struct wcg_stats *st, bool by_drive
 
 void jr_end(struct jailrun *r)
 {
+	jr_proxy_end(r);
 	closep(&r->jl.pidfd);
+	closep(&r->jl.proxy_fd);
 	closep(&r->jl.notify_fd);
 	closep(&r->jl.sync_fd);
 	closep(&r->jl.slot_fd);   /* reaped (or never started): its host uid is free */

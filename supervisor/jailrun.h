@@ -6,7 +6,9 @@
  *            for `warden run` a watchdog that removes the cgroup if warden
  *            dies (the server has one for all its jails, server.c);
  *   start    jail_start with the prepared limits and filter;
- *   watch    the caller's: its sources on the loop (loop.h); kill here;
+ *   watch    the caller's: its sources on the loop (loop.h); in network
+ *            mode proxy, the proxy on the jail's listener (jr_serve_proxy);
+ *            kill here;
  *   judge    reap, the cgroup's counters, and the one rule (reason.h);
  *   end      every fd and the cgroup released, once the jail is reaped.
  * Private to supervisor/. */
@@ -26,6 +28,9 @@
 #include "warden/policy.h"
 #include "warden/reaper.h"
 #include "warden/reason.h"
+#include "audit.h"
+#include "loop.h"
+#include "proxy.h"
 
 struct jailrun {
 	const struct wpolicy *pol;
@@ -34,8 +39,10 @@ struct jailrun {
 	bool watchdog;
 	scmp_filter_ctx filter;         /* built now, released once started */
 	const struct wfilter_prog *prog; /* or compiled at build time */
-	struct jail jl;                 /* pid, pidfd, notify_fd, sync_fd, slot_fd,
-	                                 * landlock: filled by jr_start */
+	struct jail jl;                 /* pid, pidfd, notify_fd, proxy_fd, sync_fd,
+	                                 * slot_fd, landlock: filled by jr_start */
+	struct wproxy *proxy;           /* network mode proxy: serving jl.proxy_fd */
+	struct wproxy_conf proxy_conf;  /* what it points to */
 	enum wblock_reason killed_for;  /* the first reason the supervisor killed
 	                                 * it for; WB__N when it did not */
 };
@@ -47,6 +54,13 @@ void jr_init(struct jailrun *r, const struct wpolicy *pol);
 int jr_prepare(struct jailrun *r, const char *cgname, bool watchdog, struct jail_spec *spec,
                struct werr *err);
 int jr_start(struct jailrun *r, const struct jail_spec *spec, struct werr *err);
+/* Network mode proxy: serve the jail's listener on loop l (supervisor/
+ * proxy.c); connections are audited to audit under session (NULL: warden
+ * run).  A no-op for the other modes.  audit and session must outlive the
+ * proxy, which ends in jr_proxy_end (before l is freed) or jr_end. */
+int jr_serve_proxy(struct jailrun *r, struct wloop *l, struct waudit *audit,
+                   const char *session, struct werr *err);
+void jr_proxy_end(struct jailrun *r);
 /* SIGKILL to init (its namespace goes with it) and to the cgroup; why is
  * kept only when it is the first. */
 void jr_kill(struct jailrun *r, enum wblock_reason why);

@@ -102,7 +102,7 @@ bool wlang_installed(const struct wlang *l)
 	return false;
 }
 
-static const char *driver_text(const char *file)
+const char *wdriver_text(const char *file)
 {
 	for (size_t i = 0; i < wdriver_srcs_n; i++)
 		if (strcmp(wdriver_srcs[i].file, file) == 0)
@@ -116,7 +116,7 @@ char **wlang_argv(const struct wlang *l)
 	char **argv;
 	size_t n = 0;
 
-	if (!l || !(text = driver_text(l->driver)))
+	if (!l || !(text = wdriver_text(l->driver)))
 		return NULL;
 	while (l->argv[n])
 		n++;

@@ -48,6 +48,8 @@ extern const size_t wlangs_n;
 struct wdriver_src { const char *file; const char *text; };
 extern const struct wdriver_src wdriver_srcs[];
 extern const size_t wdriver_srcs_n;
+/* The embedded text of drivers/<file>, or NULL. */
+const char *wdriver_text(const char *file);
 
 /* By name or alias, case-insensitive; NULL when unknown. */
 const struct wlang *wlang_find(const char *name);

@@ -1,5 +1,6 @@
 /* See supervisor/loop.h. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
@@ -23,8 +24,34 @@ int wloop_init(struct wloop *l, struct werr *err)
 	return 0;
 }
 
+struct wloop_grave {
+	struct wloop_grave *next;
+	void *p;
+};
+
+static void grave_empty(struct wloop *l)
+{
+	while (l->grave) {
+		struct wloop_grave *g = l->grave;
+
+		l->grave = g->next;
+		free(g->p);
+		free(g);
+	}
+}
+
+void wloop_free_later(struct wloop *l, void *p)
+{
+	struct wloop_grave *g = xcalloc(1, sizeof(*g));
+
+	g->p = p;
+	g->next = l->grave;
+	l->grave = g;
+}
+
 void wloop_free(struct wloop *l)
 {
+	grave_empty(l);
 	closep(&l->ep);
 }
 
@@ -103,6 +130,7 @@ int wloop_wait(struct wloop *l, int timeout_ms)
 		if (src->fd >= 0)
 			src->cb(l, src, evs[i].events);
 	}
+	grave_empty(l);
 	return 0;
 }
 

@@ -35,6 +35,7 @@ struct wloop {
 	struct wconn *peer;         /* frames go here (wloop_send), or NULL */
 	struct wsrc *peer_src;      /* its registration (EPOLLOUT armed while behind) */
 	bool peer_out_armed;
+	struct wloop_grave *grave;  /* wloop_free_later's, freed after the batch */
 };
 
 int wloop_init(struct wloop *l, struct werr *err);
@@ -58,6 +59,10 @@ void wloop_timer_set(struct wsrc *src, uint64_t first_ms, uint64_t every_ms);
  * wloop_quit).  -1 when epoll itself fails. */
 int wloop_wait(struct wloop *l, int timeout_ms);
 void wloop_quit(struct wloop *l, int status);
+/* free(p) after the current batch of events (or at wloop_free): a later
+ * event of the same batch may still name a source inside p, whose fd the
+ * caller has set to -1 (wloop_unwatch/wloop_forget). */
+void wloop_free_later(struct wloop *l, void *p);
 
 /* The peer: its connection and registration (watched by the caller with
  * EPOLLIN; wloop_send arms EPOLLOUT while frames wait). */

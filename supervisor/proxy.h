@@ -25,6 +25,9 @@ struct wproxy_conf {
 	const struct wpolicy *pol;   /* net_allow, name and source (for the 403) */
 	struct waudit *audit;        /* may be NULL (tests) */
 	const char *audit_session;   /* the session's audit id, or NULL (warden run) */
+	/* 0: the defaults (tests set them small) */
+	uint32_t head_timeout_ms;    /* a client must send its whole head within this (10 s) */
+	uint32_t audit_max;          /* "net" records per proxy, then one "net_dropped" (4096) */
 };
 
 /* Serve listen_fd (non-blocking, listening; the proxy owns it from now on)

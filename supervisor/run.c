@@ -46,7 +46,7 @@
 #define RELAY_SPLICE (1024 * 1024) /* per splice(2): what a pipe holds, at most */
 #define CPU_POLL_MS 100
 
-static void apply_overrides(struct wpolicy *p, const struct wrun_opts *o)
+static int apply_overrides(struct wpolicy *p, const struct wrun_opts *o, struct werr *err)
 {
 	if (o->set_memory) p->limits.memory = o->memory;
 	if (o->set_pids) p->limits.pids = o->pids;
@@ -54,8 +54,7 @@ static void apply_overrides(struct wpolicy *p, const struct wrun_opts *o)
 	if (o->set_timeout) p->limits.wall_ms = o->timeout_ms;
 	if (o->set_cpu_time) p->limits.cpu_ms = o->cpu_ms;
 	if (o->set_output) p->limits.output = o->output;
-	if (o->net && !strcmp(o->net, "none")) p->net = WNET_NONE;
-	if (o->net && !strcmp(o->net, "proxy")) p->net = WNET_PROXY;
+	return sv_apply_net(p, o->net, o->allow, o->n_allow, err);
 }
 
 /* --- the event loop (supervisor/loop.c) ----------------------------------- */
@@ -394,11 +393,9 @@ static int run_policy(struct run *r, struct wrun_result *res, struct werr *err)
 	if (o->policy_file ? policy_load_file(o->policy_file, &r->pol, err) < 0
 	                   : policy_load_profile(o->profile ? o->profile : "workspace", &r->pol, err) < 0)
 		return -1;
-	apply_overrides(r->pol, o);
+	if (apply_overrides(r->pol, o, err) < 0)
+		return -1;
 	wtiming("policy");
-	if (r->pol->net == WNET_PROXY)
-		return werr_set(err, 0, "policy %s: network mode \"proxy\" is not supported yet; use "
-		                "--net none or a profile whose network.mode is \"none\"", r->pol->name);
 	/* workspace: resolved, must be a directory, never / itself */
 	if (sv_resolve_workspace(o->workspace, r->ws, err) < 0)
 		return -1;
@@ -537,6 +534,9 @@ static int run_watch(struct run *r, struct wrun_result *res, struct werr *err)
 	r->jr.jl.notify_fd = -1;
 	if (r->notify.fd >= 0)
 		wloop_watch(&r->loop, &r->notify_src, r->notify.fd, EPOLLIN, on_notify, NULL);
+	/* network mode proxy: served on this loop until run_free */
+	if (jr_serve_proxy(&r->jr, &r->loop, r->audit, res->session, err) < 0)
+		return -1;
 	wloop_watch(&r->loop, &r->sig, signalfd(-1, &r->mask, SFD_CLOEXEC | SFD_NONBLOCK), EPOLLIN,
 	            on_signal, NULL);
 	if (lim->wall_ms) {
@@ -673,6 +673,7 @@ static void run_report(struct run *r, struct wrun_result *res)
 
 static void run_free(struct run *r)
 {
+	jr_proxy_end(&r->jr);   /* its connections are on the loop: first */
 	if (r->loop.ep >= 0) {
 		if (r->in_src.fd >= 0)
 			wloop_forget(&r->loop, &r->in_src);     /* warden's stdin: not ours to close */

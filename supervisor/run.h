@@ -17,6 +17,8 @@ struct wrun_opts {
 	char **argv;
 	const char *env[64];
 	size_t n_env;
+	char *allow[64];         /* --allow HOST[:PORT]: added to network.allow */
+	size_t n_allow;
 	uint64_t memory, pids, timeout_ms, cpu_ms, output;
 	double cpus;
 	bool set_memory, set_pids, set_cpus, set_timeout, set_cpu_time, set_output;

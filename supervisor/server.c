@@ -117,6 +117,9 @@ struct sv_opts {
 	bool stdio;
 	bool named_default;     /* --profile/--sandbox given: profiles[0] */
 	size_t max_sessions;    /* --max-sessions; 0: SV_MAX_SESSIONS */
+	const char *net;        /* --net MODE, over every allowed profile */
+	char *allow[64];        /* --allow HOST[:PORT], added to each */
+	size_t n_allow;
 };
 
 static int add_policy(struct sv *sv, struct wpolicy *p)
@@ -156,10 +159,11 @@ static int load_policies(struct sv *sv, const struct sv_opts *o, struct werr *er
 			return -1;
 		add_policy(sv, p);
 	}
+	/* --net and --allow shape every profile now, once: a session's "open"
+	 * only picks one of these, so the broker can never widen a list */
 	for (size_t i = 0; i < sv->n_pols; i++)
-		if (sv->pols[i]->net == WNET_PROXY)
-			return werr_set(err, 0, "profile %s: network mode \"proxy\" is not supported yet; "
-			                "allow a profile whose network.mode is \"none\"", sv->pols[i]->name);
+		if (sv_apply_net(sv->pols[i], o->net, o->allow, o->n_allow, err) < 0)
+			return -1;
 	return 0;
 }
 
@@ -210,7 +214,7 @@ static void config_profiles(struct sv_opts *o)
 }
 
 enum { O_PROFILE = 256, O_POLICY, O_ALLOW_PROFILE, O_WORKSPACE, O_ALLOW_WS, O_AUDIT, O_USER,
-       O_STDIO, O_SANDBOX, O_HELP, O_MAX_SESSIONS };
+       O_STDIO, O_SANDBOX, O_HELP, O_MAX_SESSIONS, O_NET, O_ALLOW };
 
 static void serve_usage(FILE *f)
 {
@@ -224,6 +228,8 @@ static void serve_usage(FILE *f)
 	      "  --workspace DIR         the default workspace (default: .); \"open\" may\n"
 	      "                          name it or a directory below it\n"
 	      "  --allow-workspace DIR   another allowed workspace root (repeatable)\n"
+	      "  --net MODE              none, loopback or proxy, for every profile\n"
+	      "  --allow HOST[:PORT]     with --net proxy: a host jails may reach\n"
 	      "  --audit-log FILE        where audit records go\n"
 	      "  --broker-user USER      as root: the broker's user (default: " WBROKER_USER ")\n", f);
 	fprintf(f, "  --max-sessions N        the most sessions open at once (default: %d, or\n"
@@ -265,6 +271,8 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct sv_opts *o, ch
 		{ "audit-log", required_argument, NULL, O_AUDIT },
 		{ "broker-user", required_argument, NULL, O_USER },
 		{ "max-sessions", required_argument, NULL, O_MAX_SESSIONS },
+		{ "net", required_argument, NULL, O_NET },
+		{ "allow", required_argument, NULL, O_ALLOW },
 		{ "help", no_argument, NULL, O_HELP },
 		{ 0 }
 	};
@@ -334,6 +342,16 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct sv_opts *o, ch
 			break;
 		case O_AUDIT: o->audit_log = val; break;
 		case O_USER: o->broker_user = val; break;
+		case O_NET: o->net = val; break;
+		case O_ALLOW:
+			if (o->n_allow >= ARRAY_SIZE(o->allow)) {
+				wlog_error("--allow: at most %zu; list more in a policy's "
+				           "network.allow", ARRAY_SIZE(o->allow));
+				free(out);
+				return -1;
+			}
+			o->allow[o->n_allow++] = (char *)val;
+			break;
 		case O_MAX_SESSIONS: {
 			char *end;
 			unsigned long v;

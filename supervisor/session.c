@@ -692,6 +692,9 @@ static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 	wloop_watch(&sv->loop, &j->sync_src, j->jr.jl.sync_fd, EPOLLIN, on_sync, j);
 	if (wnotify_init(&j->notify, j->jr.jl.notify_fd, sv->audit, s->audit_id, &s->budget, err) < 0)
 		goto out;   /* jail_destroy kills and reaps it; jr_end closes notify_fd */
+	/* network mode proxy: served until jail_destroy (jr_end) */
+	if (jr_serve_proxy(&j->jr, &sv->loop, sv->audit, s->audit_id, err) < 0)
+		goto out;
 	j->jr.jl.notify_fd = -1;
 	fcntl(ctl[0], F_SETFL, O_NONBLOCK);
 	fcntl(out_p[0], F_SETFL, O_NONBLOCK);

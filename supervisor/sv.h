@@ -15,10 +15,16 @@ uint64_t sv_now_ms(void);
 /* The caller's home directory: $HOME when sane, else the passwd entry. */
 const char *sv_caller_home(void);
 /* The jail's environment: env.pass (from the caller), env.set (expanded),
- * then `extra` ("NAME=VALUE" sets, "NAME" passes).  NULL on error. */
+ * in network mode proxy the proxy's variables (over any of those), then
+ * `extra` ("NAME=VALUE" sets, "NAME" passes).  NULL on error. */
 char **sv_build_env(const struct wpolicy *p, const char *const *extra, size_t n_extra,
                     const char *ws, const char *home, struct werr *err);
 void sv_free_env(char **env);
+/* --net MODE (NULL: the policy's) and --allow entries (validated, added to
+ * network.allow) over a loaded policy: `warden run`, and every profile a
+ * `warden serve`/`chat` allows.  --allow without mode proxy is an error. */
+int sv_apply_net(struct wpolicy *p, const char *net, char *const *allow, size_t n_allow,
+                 struct werr *err);
 /* 12 hex digits from getrandom: the session id of the audit log. */
 void sv_new_session_id(char *buf, size_t len);
 /* realpath, must be a directory, never "/" itself. */

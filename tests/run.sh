@@ -128,6 +128,7 @@ if [ "$(id -u)" = 0 ]; then
 		stage=$(mktemp -d /tmp/warden-unpriv.XXXXXX)
 		mkdir -p "$stage/build"
 		if cp -a "$build/warden" "$build/warden-broker" "$build/probes" "$stage/build/" &&
+		   mkdir -p "$stage/build/tests" && cp -a "$build/tests/proxyd" "$stage/build/tests/" &&
 		   cp -a "$top/tests" "$top/policy" "$top/tools" "$top/examples" "$top/drivers" "$top/supervisor" \
 			"$top/man" "$top/completion" "$stage/" &&
 		   chmod -R a+rX "$stage"; then

@@ -3,11 +3,12 @@
 # prints the exact command to run (as anyone else).  Debian 12 package names.
 set -u
 PKGS="gcc make pkg-config libc6-dev libseccomp-dev libcap-dev libjson-c-dev \
-libnl-3-dev libnl-route-3-dev libcurl4-openssl-dev libssl-dev libedit-dev libcmocka-dev bats \
+libnl-3-dev libnl-route-3-dev libc-ares-dev libcurl4-openssl-dev libssl-dev libedit-dev libcmocka-dev bats \
 python3 nodejs ruby perl tmux clang bubblewrap hyperfine util-linux iproute2 passwd \
 procps time bsdutils findutils man-db groff-base bash-completion zsh \
 dpkg-dev debhelper fakeroot git \
-python3-venv python3-numpy python3-pandas python3-matplotlib r-base-core python3-nbformat"
+python3-venv python3-numpy python3-pandas python3-matplotlib r-base-core python3-nbformat \
+python3-pip curl openssl"
 # Tests use: pgrep (procps), /usr/bin/time (time), script (bsdutils), runuser,
 # setsid and unshare (util-linux), useradd (passwd), tmux, python3, node,
 # ruby and perl (the language drivers), find (findutils); install.bats:
@@ -17,6 +18,8 @@ python3-venv python3-numpy python3-pandas python3-matplotlib r-base-core python3
 # (python3-venv, python3-numpy, python3-pandas, python3-matplotlib), and
 # R (r-base-core) for the R driver in drivers.bats and stacks.bats.
 # chat.bats: python3-nbformat (validates the notebook %jupyter writes).
+# tests/cli/net.bats and bench/proxy.py: curl, pip (python3-pip) and a test
+# certificate (openssl) as clients of the egress proxy.
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -62,6 +62,10 @@ struct jail {
 	bool have_status;   /* init reported the program's end: */
 	int status;         /*   its wait status (untrusted: reporting only) */
 	int notify_fd;      /* seccomp listener, or -1 */
+	int proxy_fd;       /* network mode proxy: the listening TCP socket the
+	                     * jail's child made on its own 127.0.0.1:
+	                     * JAIL_PROXY_PORT (non-blocking; the jail keeps no
+	                     * copy), for the supervisor's proxy; else -1 */
 	bool landlock;      /* Landlock was applied */
 	int landlock_abi;
 	/* As root, the lock on the jail's host uid slot (include/warden/idmap.h):
@@ -73,10 +77,14 @@ struct jail {
 	gid_t host_gid;
 };
 
+/* Where warden's proxy listens inside a jail of network mode proxy: the
+ * jail's own 127.0.0.1 (its HTTP_PROXY, supervisor/env.c). */
+#define JAIL_PROXY_PORT 3128
+
 /* Start the jail.  Returns 0 when the program has been exec'ed, as the
  * child of the jail's init (pid 1, jail/init.c): pid and pidfd are init's;
- * the jail ends when the program does.  The caller owns pidfd, notify_fd
- * and sync_fd.  On failure -1 and err; err->exit_code is 126/127 when the
+ * the jail ends when the program does.  The caller owns pidfd, notify_fd,
+ * proxy_fd and sync_fd.  On failure -1 and err; err->exit_code is 126/127 when the
  * program could not be executed or found (the child is then already
  * reaped). */
 int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err);

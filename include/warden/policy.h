@@ -12,7 +12,11 @@
 
 #include "warden/err.h"
 
-enum wnet_mode { WNET_NONE = 0, WNET_PROXY };
+/* network.mode (docs/policy.md "network"): none: a private network
+ * namespace whose lo stays down (no address at all, not even 127.0.0.1);
+ * loopback: the same with lo up, so a program can serve and reach itself;
+ * proxy: loopback plus warden's allowlisting proxy on 127.0.0.1:3128. */
+enum wnet_mode { WNET_NONE = 0, WNET_PROXY, WNET_LOOPBACK };
 enum wdeny_action { WDENY_ERRNO = 0, WDENY_KILL };
 
 struct wstrv { char **v; size_t n; };          /* owned string vector */
@@ -50,7 +54,8 @@ struct wpolicy {
 
 	/* network */
 	enum wnet_mode net;
-	struct wstrv net_allow;     /* "host:port" entries, proxy mode */
+	struct wstrv net_allow;     /* "host[:port]" entries, proxy mode
+	                               (include/warden/netallow.h) */
 
 	struct wlimits limits;
 
@@ -101,6 +106,17 @@ int policy_expand(const char *raw, const char *workspace, const char *home,
  * and '_', not starting with a digit, at most 128.  One rule for env.pass,
  * env.set and `warden run --env`. */
 bool policy_env_name_ok(const char *s, size_t n);
+
+/* "none", "loopback", "proxy"; and back (-1: not a mode). */
+const char *policy_net_mode_name(enum wnet_mode m);
+int policy_net_mode_parse(const char *s, enum wnet_mode *m);
+
+/* One network.allow entry (warden/netallow.h's wnet_entry_parse, and a
+ * URL told apart): 0, or -1 and why ("what; the form"). */
+int policy_allow_check(const char *s, struct werr *why);
+/* Add --allow entries to p's net_allow: each checked by wnet_entry_parse,
+ * duplicates skipped.  -1 and err ("--allow 'X': what; fix") on a bad one. */
+int policy_add_allow(struct wpolicy *p, char *const *entries, size_t n, struct werr *err);
 
 /* Built-in profile texts (generated at build time from policy/profiles). */
 struct wbuiltin_profile { const char *name; const char *json; };

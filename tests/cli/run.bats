@@ -142,15 +142,18 @@ while True:
 	[[ "$output" == *"no program given"* ]]
 }
 
-@test "run: --net proxy and the network profile are refused clearly until the proxy exists" {
-	wrun --net proxy -- /bin/true
-	[ "$status" -eq 125 ]
-	[[ "$output" == *"not supported yet"* ]]
-	wrun --profile network -- /bin/true
-	[ "$status" -eq 125 ]
-	[[ "$output" == *"not supported yet"* ]]
-	wrun --net none -- /bin/true
+# Issue 10: proxy mode used to be refused ("not supported yet"); --net now
+# picks the mode over the profile's (tests/cli/net.bats tests the modes).
+@test "run: --net picks the network mode over the profile's" {
+	wrun --quiet --net proxy -- /bin/sh -c 'echo "[$HTTP_PROXY]"'
 	[ "$status" -eq 0 ]
+	[ "$output" = "[http://127.0.0.1:3128]" ]
+	wrun --quiet --profile network -- /bin/sh -c 'echo "[$HTTP_PROXY]"'
+	[ "$status" -eq 0 ]
+	[ "$output" = "[http://127.0.0.1:3128]" ]
+	wrun --quiet --profile network --net none -- /bin/sh -c 'echo "[$HTTP_PROXY]"'
+	[ "$status" -eq 0 ]
+	[ "$output" = "[]" ]
 }
 
 @test "run: the workspace is the working directory, read-write, at the same path" {

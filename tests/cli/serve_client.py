@@ -908,6 +908,45 @@ def sc_audit_forgery(s, args):
     check(len(blocks) == 2 and blocks[1]["code"] == code, "the long block record was not read whole")
 
 
+def sc_net_proxy(s, args):
+    """Issue 10: a session's jails use the proxy with the list warden was
+    started with (--net proxy --allow ...; tests/cli/net.bats passes the
+    URLs in NET_URL, NET_DENIED_URL and the entry in NET_ENTRY).  The
+    broker only picks a profile: an "allow" in open is refused, and the
+    network profile gets warden's --allow, not more."""
+    url, denied, entry = os.environ["NET_URL"], os.environ["NET_DENIED_URL"], os.environ["NET_ENTRY"]
+    rid = s.send({"op": "open"})
+    ev = s.wait_id(rid)
+    check(ev.get("event") == "opened", "open: %s" % ev)
+    net = (ev.get("policy") or {}).get("network", {})
+    check(net.get("mode") == "proxy" and entry in net.get("allow", []),
+          "opened policy network: %s" % net)
+    sid = ev["session"]
+    fetch_py = ("import urllib.request, urllib.error\n"
+                "try:\n    print(urllib.request.urlopen(%r).read().decode().strip())\n"
+                "except urllib.error.HTTPError as e:\n    print('HTTP', e.code)\n")
+    out, err, res, _ = s.run(sid, "python", fetch_py % url)
+    ok_result(res, "python fetch")
+    check(out == "hello through the proxy\n", "python through the proxy: %r (stderr %r)" % (out, err))
+    out, err, res, _ = s.run(sid, "python", fetch_py % denied)
+    check(out == "HTTP 403\n", "python, a host not allowed: %r (stderr %r)" % (out, err))
+    out, err, res, _ = s.run(sid, "javascript",
+                             "fetch(%r).then(r => r.text()).then(t => console.log(t.trim()))" % url)
+    ok_result(res, "javascript fetch")
+    check(out == "hello through the proxy\n", "node fetch through the proxy: %r (stderr %r)" % (out, err))
+    # the broker cannot add a host: open takes no list
+    rid = s.send({"op": "open", "allow": [denied]})
+    ev = s.wait_id(rid)
+    check(ev.get("event") == "error", "open with an allow list: %s" % ev)
+    # the network profile (allowed at start) has warden's --allow too, and
+    # still not the denied host
+    sid2 = s.open(profile="network")
+    out, err, res, _ = s.run(sid2, "python", fetch_py % url)
+    check(out == "hello through the proxy\n", "network profile: %r (stderr %r)" % (out, err))
+    out, err, res, _ = s.run(sid2, "python", fetch_py % denied)
+    check(out == "HTTP 403\n", "network profile, a host not allowed: %r (stderr %r)" % (out, err))
+
+
 SCENARIOS = {name[3:]: fn for name, fn in globals().items() if name.startswith("sc_")}
 
 

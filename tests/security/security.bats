@@ -335,7 +335,7 @@ on_tty() {
 	[ "$(uname -n)" = "$host" ]
 }
 
-@test "security: no network device but lo, the host's 127.0.0.1 unreachable (network)" {
+@test "security: no network device but lo, the host's 127.0.0.1 unreachable, none and loopback (network)" {
 	python3 "$BATS_TEST_DIRNAME/host_listen.py" "$WS.port" "$WS.conns" &
 	HOST_PID=$!
 	for _ in $(seq 100); do [ -s "$WS.port" ] && break; sleep 0.05; done
@@ -348,7 +348,12 @@ on_tty() {
 	for _ in $(seq 100); do [ -s "$WS.conns" ] && break; sleep 0.05; done
 	[ -s "$WS.conns" ]
 	: > "$WS.conns"
+	# mode none (the default): lo is down, nothing is reachable at all
 	jprobe -- network "$port"
+	blocked network
+	[[ "$output" == *"connect 127.0.0.1:$port: ENETUNREACH"* ]]
+	# mode loopback: the jail's own lo answers, not the host's
+	jprobe --net loopback -- network "$port"
 	blocked network
 	[[ "$output" == *"connect 127.0.0.1:$port: ECONNREFUSED"* ]]
 	# judged from the host: the listener saw nothing before a last

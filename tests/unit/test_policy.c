@@ -178,7 +178,8 @@ static const struct bad bad_cases[] = {
 	  "entries of \"read_only\" must be strings" },
 	{ "tmpfs_not_object", "{\"filesystem\": {\"tmpfs\": @[\"/tmp\"]}}",
 	  "\"tmpfs\" must be an object" },
-	{ "mode_not_string", "{\"network\": {\"mode\": @false}}", "must be \"none\" or \"proxy\"" },
+	{ "mode_not_string", "{\"network\": {\"mode\": @false}}",
+	  "must be \"none\", \"loopback\" or \"proxy\"" },
 	{ "allow_not_list", "{\"network\": {\"mode\": \"proxy\", \"allow\": @\"pypi.org:443\"}}",
 	  "\"allow\" must be a list" },
 	{ "audit_not_bool", "{\"syscalls\": {\"audit\": @\"yes\"}}", "must be true or false" },
@@ -242,12 +243,18 @@ static const struct bad bad_cases[] = {
 	{ "mode_bogus", "{\"network\": {\"mode\": @\"full\"}}", "unknown network mode \"full\"" },
 	{ "allow_without_proxy", "{\"network\": {@\"allow\": [\"pypi.org:443\"]}}",
 	  "\"allow\" has no effect when \"mode\" is \"none\"" },
-	{ "allow_no_port", "{\"network\": {\"mode\": \"proxy\", \"allow\": [@\"pypi.org\"]}}",
-	  "a port is needed" },
+	{ "allow_without_proxy_loopback", "{\"network\": {\"mode\": \"loopback\", @\"allow\": "
+	  "[\"pypi.org\"]}}", "\"allow\" has no effect when \"mode\" is \"loopback\"" },
+	{ "allow_empty_port", "{\"network\": {\"mode\": \"proxy\", \"allow\": [\"pypi.org\", @\"pypi.org:\"]}}",
+	  "not a number from 1 to 65535; the form is host[:port]" },
 	{ "allow_bad_port", "{\"network\": {\"mode\": \"proxy\", \"allow\": [@\"pypi.org:99999\"]}}",
-	  "the port must be a number from 1 to 65535" },
+	  "not a number from 1 to 65535" },
 	{ "allow_url", "{\"network\": {\"mode\": \"proxy\", \"allow\": [@\"https://pypi.org:443\"]}}",
-	  "not a valid host name" },
+	  "is a URL, not an allow entry; write the host and port alone" },
+	{ "allow_space", "{\"network\": {\"mode\": \"proxy\", \"allow\": [@\"pypi org\"]}}",
+	  "the form is host[:port]" },
+	{ "allow_twice", "{\"network\": {\"mode\": \"proxy\", \"allow\": [\"pypi.org\", @\"pypi.org\"]}}",
+	  "listed twice" },
 
 	/* syscalls */
 	{ "deny_action_bogus", "{\"syscalls\": {\"deny_action\": @\"ignore\"}}",
@@ -1029,6 +1036,59 @@ static int group_teardown(void **state)
 	return 0;
 }
 
+/* Issue 10: the three network modes parse, show and round-trip; allow
+ * entries take the netallow forms (no port, wildcards, literals); --allow
+ * adds checked entries without duplicates. */
+static void test_net_modes(void **state)
+{
+	static const char *const modes[] = { "none", "loopback", "proxy" };
+	static const enum wnet_mode want[] = { WNET_NONE, WNET_LOOPBACK, WNET_PROXY };
+	struct werr err = { 0 };
+
+	for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
+		char *text = xasprintf("{\"network\": {\"mode\": \"%s\"}}", modes[i]);
+		struct wpolicy *p = NULL, *q = NULL;
+		char *json, *mode_line;
+
+		assert_int_equal(policy_load_buffer("t.json", text, strlen(text), &p, &err), 0);
+		assert_int_equal(p->net, want[i]);
+		assert_string_equal(policy_net_mode_name(p->net), modes[i]);
+		json = policy_to_json(p);
+		mode_line = xasprintf("\"mode\": \"%s\"", modes[i]);
+		assert_non_null(strstr(json, mode_line));
+		assert_int_equal(policy_load_buffer("shown.json", json, strlen(json), &q, &err), 0);
+		assert_int_equal(q->net, want[i]);
+		policy_free(p);
+		policy_free(q);
+		free(json);
+		free(mode_line);
+		free(text);
+	}
+	{
+		const char *text = "{\"network\": {\"mode\": \"proxy\", \"allow\": [\"pypi.org\", "
+		                   "\"*.example.org:8443\", \"127.0.0.1:8080\", \"[::1]:80\"]}}";
+		char *extra[] = { "pypi.org", "files.pythonhosted.org:443" };
+		char *bad[] = { "http://x.org" };
+		struct wpolicy *p = NULL;
+
+		assert_int_equal(policy_load_buffer("t.json", text, strlen(text), &p, &err), 0);
+		assert_int_equal(p->net_allow.n, 4);
+		assert_int_equal(policy_add_allow(p, extra, 2, &err), 0);
+		assert_int_equal(p->net_allow.n, 5);      /* pypi.org was there already */
+		assert_true(wstrv_contains(&p->net_allow, "files.pythonhosted.org:443"));
+		assert_int_equal(policy_add_allow(p, bad, 1, &err), -1);
+		assert_non_null(strstr(err.msg, "--allow: \"http://x.org\" is a URL"));
+		assert_int_equal(p->net_allow.n, 5);
+		policy_free(p);
+	}
+	{
+		enum wnet_mode m = WNET_NONE;
+		assert_int_equal(policy_net_mode_parse("routed", &m), -1);
+		assert_int_equal(policy_net_mode_parse("loopback", &m), 0);
+		assert_int_equal(m, WNET_LOOPBACK);
+	}
+}
+
 int main(void)
 {
 	static const struct CMUnitTest fixed[] = {
@@ -1055,6 +1115,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_custom),
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test(test_free_null),
+		cmocka_unit_test(test_net_modes),
 	};
 	size_t nb = ARRAY_SIZE(bad_cases), nf = ARRAY_SIZE(fixed), i;
 	struct CMUnitTest *tests = xcalloc(nb + nf, sizeof(*tests));

@@ -1,0 +1,332 @@
+#!/usr/bin/env bats
+# Network modes end to end (issue 10, docs/policy.md "network"): real jails,
+# real clients (curl, Python's urllib, Node's fetch, pip), servers on the
+# host's loopback, judged from the host (its servers' logs) where it can.
+#
+# The servers listen on 127.0.0.2: the host's loopback, allowed only by
+# literal entries ("127.0.0.2:PORT"), and not in the jail's NO_PROXY
+# (localhost,127.0.0.1,::1), so clients use the proxy unchanged.
+load ../helpers
+
+ADDR=127.0.0.2
+
+wait_file() { for _ in $(seq 400); do [ -s "$1" ] && return 0; sleep 0.05; done; return 1; }
+
+setup_file() {
+	D=$(mktemp -d /tmp/warden-net.XXXXXX)
+	export D
+	mkdir -p "$D/www/simple/wpkg" "$D/www/files"
+	echo "hello through the proxy" > "$D/www/hello.txt"
+	# a local simple index (PEP 503) with one pure-Python wheel
+	python3 - "$D/www" <<'EOF'
+import base64, hashlib, sys, zipfile
+root = sys.argv[1]
+name = "wpkg-1.0-py3-none-any.whl"
+files = {
+    "wpkg/__init__.py": b"VALUE = 42\n",
+    "wpkg-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: wpkg\nVersion: 1.0\n",
+    "wpkg-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: warden-test\n"
+                                b"Root-Is-Purelib: true\nTag: py3-none-any\n",
+}
+record = ""
+for p, data in files.items():
+    h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    record += "%s,sha256=%s,%d\n" % (p, h, len(data))
+record += "wpkg-1.0.dist-info/RECORD,,\n"
+with zipfile.ZipFile("%s/files/%s" % (root, name), "w") as z:
+    for p, data in files.items():
+        z.writestr(p, data)
+    z.writestr("wpkg-1.0.dist-info/RECORD", record)
+with open("%s/simple/wpkg/index.html" % root, "w") as f:
+    f.write('<html><body><a href="../../files/%s">%s</a></body></html>\n' % (name, name))
+with open("%s/simple/index.html" % root, "w") as f:
+    f.write('<html><body><a href="wpkg/">wpkg</a></body></html>\n')
+EOF
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=$ADDR" \
+		-addext "subjectAltName=IP:$ADDR" -keyout "$D/key.pem" -out "$D/cert.pem" 2>/dev/null
+	local srv="$BATS_TEST_DIRNAME/net_server.py"
+	python3 "$srv" http "$ADDR" "$D/www" "$D/http.port" "$D/http.log" &
+	echo $! > "$D/pids"
+	python3 "$srv" http "$ADDR" "$D/www" "$D/https.port" "$D/https.log" "$D/cert.pem" "$D/key.pem" &
+	echo $! >> "$D/pids"
+	# a server nothing allows: a refusal must never reach it
+	python3 "$srv" http "$ADDR" "$D/www" "$D/other.port" "$D/other.log" &
+	echo $! >> "$D/pids"
+	wait_file "$D/http.port" && wait_file "$D/https.port" && wait_file "$D/other.port"
+}
+
+teardown_file() {
+	local p
+	while read -r p; do kill "$p" 2>/dev/null || true; done < "$D/pids"
+	rm -rf "$D"
+}
+
+setup() {
+	common_setup
+	HTTP=$(cat "$D/http.port") HTTPS=$(cat "$D/https.port") OTHER=$(cat "$D/other.port")
+	cp "$D/cert.pem" "$WS/cert.pem"
+	: > "$D/http.log"; : > "$D/https.log"; : > "$D/other.log"
+}
+teardown() { common_teardown; }
+
+# proxy mode with the two test servers allowed (--quiet: unprivileged, the
+# warning about cgroups would be part of $output)
+wnet() { wrun --quiet --net proxy --allow "$ADDR:$HTTP" --allow "$ADDR:$HTTPS" "$@"; }
+
+@test "net proxy: curl reaches allowed hosts, plain HTTP and HTTPS through CONNECT" {
+	wnet -- sh -c "curl -sS http://$ADDR:$HTTP/hello.txt && curl -sS --cacert cert.pem https://$ADDR:$HTTPS/hello.txt"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "hello through the proxy" ]
+	[ "${lines[1]}" = "hello through the proxy" ]
+	# judged from the host: each server served the file
+	grep -qx "GET /hello.txt" "$D/http.log"
+	grep -qx "GET /hello.txt" "$D/https.log"
+}
+
+@test "net proxy: Python's urllib uses the proxy unchanged, HTTP and HTTPS" {
+	wnet -- /usr/bin/python3 -c "
+import ssl, urllib.request as u
+print(u.urlopen('http://$ADDR:$HTTP/hello.txt').read().decode().strip())
+ctx = ssl.create_default_context(cafile='cert.pem')
+print(u.urlopen('https://$ADDR:$HTTPS/hello.txt', context=ctx).read().decode().strip())"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "hello through the proxy" ]
+	[ "${lines[1]}" = "hello through the proxy" ]
+	grep -qx "GET /hello.txt" "$D/http.log"
+	grep -qx "GET /hello.txt" "$D/https.log"
+}
+
+@test "net proxy: Node's fetch and https.get use the proxy (warden's preload)" {
+	command -v node >/dev/null || skip_unless_works "node is not installed (tools/deps.sh)"
+	# Unprivileged (no memory cgroup) the memory limit is RLIMIT_AS, and
+	# fetch's WebAssembly parser reserves ~10 GB of address space: it fails
+	# with "Out of memory" under any such limit (docs/policy.md "network")
+	local mem=()
+	is_root || mem=(--memory unlimited)
+	wnet "${mem[@]}" --env NODE_EXTRA_CA_CERTS=cert.pem -- node -e "
+(async () => {
+	console.log('fetch', (await (await fetch('http://$ADDR:$HTTP/hello.txt')).text()).trim());
+	console.log('fetch', (await (await fetch('https://$ADDR:$HTTPS/hello.txt')).text()).trim());
+	require('https').get('https://$ADDR:$HTTPS/hello.txt', (r) => {
+		let s = ''; r.on('data', (d) => s += d); r.on('end', () => console.log('get', s.trim()));
+	});
+})().catch((e) => { console.error(e, e.cause); process.exit(1); });"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "${lines[0]}" = "fetch hello through the proxy" ]
+	[ "${lines[1]}" = "fetch hello through the proxy" ]
+	[ "${lines[2]}" = "get hello through the proxy" ]
+	[ "$(grep -cx 'GET /hello.txt' "$D/https.log")" -eq 2 ]
+}
+
+@test "net proxy: pip downloads from a local index through the proxy" {
+	python3 -m pip --version >/dev/null 2>&1 || skip_unless_works "pip is not installed (python3-pip, tools/deps.sh)"
+	wnet -- python3 -m pip download --no-deps --no-cache-dir --disable-pip-version-check \
+		--index-url "http://$ADDR:$HTTP/simple/" -d dl wpkg
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# judged from the host: the wheel is in the workspace, the index served it
+	[ -s "$WS/dl/wpkg-1.0-py3-none-any.whl" ]
+	grep -q "GET /files/wpkg-1.0-py3-none-any.whl" "$D/http.log"
+}
+
+@test "net proxy: a host not allowed gets 403 naming the --allow that would allow it" {
+	wnet -- curl -sS -i "http://$ADDR:$OTHER/hello.txt"
+	echo "$output"
+	[[ "$output" == *"HTTP/1.1 403"* ]]
+	[[ "$output" == *"--allow $ADDR:$OTHER"* ]]
+	[[ "$output" != *"hello through the proxy"* ]]
+	# HTTPS (CONNECT) too, and the other server saw nothing
+	wnet -- curl -sS --cacert cert.pem "https://$ADDR:$OTHER/hello.txt"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"403"* ]]
+	[ ! -s "$D/other.log" ]
+	# audited: warden audit shows the refused destination
+	run "$WARDEN" audit --audit-log "$AUDIT" --json
+	[[ "$output" == *'"event":"net"'* ]] || [[ "$output" == *'"event": "net"'* ]]
+	[[ "$output" == *"$OTHER"* ]]
+}
+
+@test "net proxy: a name that resolves to the host's loopback is refused even when allowed" {
+	# localhost is 127.0.0.1 everywhere: allowed by name, never granted
+	# (--noproxy '': through the proxy although NO_PROXY lists it)
+	wnet --allow "localhost:$HTTP" -- curl -sS -i --noproxy '' "http://localhost:$HTTP/hello.txt"
+	echo "$output"
+	[[ "$output" == *"HTTP/1.1 403"* ]]
+	[[ "$output" == *"localhost resolved to 127.0.0.1"* ]]
+	[[ "$output" != *"hello through the proxy"* ]]
+	# DNS rebinding: a name the host's resolver maps to 127.0.0.2 (a private
+	# /etc/hosts in a mount namespace of this test), allowed by name
+	printf '%s\n' "127.0.0.1 localhost" "$ADDR rebound.warden-test.example" > "$WS.hosts"
+	# (unprivileged: in a user namespace of its own, mapped to itself, with
+	# the capabilities to mount there; bind_hosts.py mounts, drops them, execs)
+	local un=(unshare -m)
+	is_root || un=(unshare -Urm --map-current-user --keep-caps)
+	run "${un[@]}" python3 "$BATS_TEST_DIRNAME/bind_hosts.py" "$WS.hosts" \
+		"$WARDEN" run --quiet --workspace "$WS" --net proxy \
+		--allow "rebound.warden-test.example:$HTTP" -- \
+		curl -sS -i "http://rebound.warden-test.example:$HTTP/hello.txt"
+	echo "$output"
+	rm -f "$WS.hosts"
+	# the name did resolve to the loopback (the control), and was refused
+	[ "${lines[0]}" = "$ADDR rebound.warden-test.example" ]
+	[[ "$output" == *"HTTP/1.1 403"* ]]
+	[[ "$output" == *"rebound.warden-test.example resolved to $ADDR"* ]]
+	[[ "$output" != *"hello through the proxy"* ]]
+	[ ! -s "$D/http.log" ]
+}
+
+@test "net proxy and loopback: direct TCP and UDP to any host address fail" {
+	local addrs a
+	python3 "$BATS_TEST_DIRNAME/net_server.py" sink "$WS.sink" "$WS.sinklog" &
+	local sink=$!
+	wait_file "$WS.sink"
+	local port
+	port=$(cat "$WS.sink")
+	# every address of the host, and its loopback
+	addrs="127.0.0.1 $ADDR ::1 $(hostname -I 2>/dev/null || true)"
+	for mode in proxy loopback none; do
+		wrun --quiet --net "$mode" -- python3 -c "
+import socket, sys
+port = int(sys.argv[1])
+for a in sys.argv[2:]:
+    fam = socket.AF_INET6 if ':' in a else socket.AF_INET
+    try:
+        socket.create_connection((a, port), timeout=5).close()
+        print('TCP CONNECTED', a)
+    except OSError as e:
+        print('tcp', a, e)
+    try:
+        socket.socket(fam, socket.SOCK_DGRAM).sendto(b'from the jail', (a, port))
+        print('udp sent', a)
+    except OSError as e:
+        print('udp', a, e)
+" "$port" $addrs
+		echo "$mode: $output"
+		[ "$status" -eq 0 ]
+		[[ "$output" != *"TCP CONNECTED"* ]]
+	done
+	# judged from the host: the sink saw nothing before the host's own
+	# last connection and datagram (handled in order: once they are logged,
+	# anything from the jail would be too)
+	python3 -c 'import socket, sys; p = int(sys.argv[1]); socket.create_connection(("127.0.0.1", p)).close(); socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"host marker", ("127.0.0.1", p))' "$port"
+	for _ in $(seq 400); do grep -q "host marker" "$WS.sinklog" && break; sleep 0.05; done
+	kill "$sink"
+	cat "$WS.sinklog"
+	[ "$(grep -c . "$WS.sinklog")" -eq 2 ]
+	grep -q "^tcp from" "$WS.sinklog"
+	grep -q "host marker" "$WS.sinklog"
+	rm -f "$WS.sink" "$WS.sinklog"
+}
+
+@test "net loopback: a server and a client in one jail talk; none: they cannot" {
+	local prog='
+import socket, threading
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+def serve():
+    c, _ = s.accept(); c.sendall(b"hello from inside"); c.close()
+threading.Thread(target=serve, daemon=True).start()
+try:
+    c = socket.create_connection(s.getsockname(), timeout=5)
+    print(c.recv(100).decode())
+except OSError as e:
+    print("failed:", e)
+'
+	wrun --quiet --net loopback -- python3 -c "$prog"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "hello from inside" ]
+	# the default profile's mode is none: lo is down, nothing connects
+	wrun --quiet -- python3 -c "$prog"
+	echo "$output"
+	[[ "$output" == "failed:"*"unreachable"* ]]
+	# and loopback has no proxy: no variable, no listener
+	wrun --quiet --net loopback -- sh -c 'echo "[$HTTP_PROXY]"; curl -sS -m 5 http://127.0.0.1:3128/ 2>&1 || true'
+	[ "${lines[0]}" = "[]" ]
+	[[ "$output" == *"Connection refused"* ]] || [[ "$output" == *"Failed to connect"* ]]
+}
+
+@test "net none: no proxy variables and no way out" {
+	wrun --quiet -- sh -c 'env | grep -i _proxy; curl -sS -m 5 -x http://127.0.0.1:3128 http://'"$ADDR:$HTTP"'/hello.txt 2>&1; exit 0'
+	echo "$output"
+	[[ "$output" != *"PROXY="* ]]
+	[[ "$output" != *"hello through the proxy"* ]]
+	[ ! -s "$D/http.log" ]
+}
+
+@test "net proxy: the jail holds no listener; its environment points at the proxy" {
+	wnet -- sh -c 'echo "$HTTP_PROXY $HTTPS_PROXY $NO_PROXY $npm_config_proxy"; case $NODE_OPTIONS in --import\ data:*) echo preload;; esac; cat /proc/net/tcp'
+	echo "$output"
+	[ "${lines[0]}" = "http://127.0.0.1:3128 http://127.0.0.1:3128 localhost,127.0.0.1,::1 http://127.0.0.1:3128" ]
+	[ "${lines[1]}" = "preload" ]
+	# the listener on 127.0.0.1:3128 (0100007F:0C38) exists in the jail's
+	# namespace (state 0A: LISTEN), and no process of the jail has it open
+	[[ "$output" == *"0100007F:0C38 00000000:0000 0A"* ]]
+	wnet -- sh -c 'for f in /proc/[0-9]*/fd/*; do readlink "$f"; done 2>/dev/null | grep -c socket || true'
+	echo "$output"
+	[ "${lines[-1]}" = "0" ]
+	# a NODE_OPTIONS the policy sets is kept, the preload goes after it
+	printf '%s\n' '{"name":"nodeopt","extends":"workspace","env":{"set":{"NODE_OPTIONS":"--max-old-space-size=100"}}}' > "$WS.json"
+	run "$WARDEN" run --quiet --workspace "$WS" --policy "$WS.json" --net proxy -- sh -c 'echo "$NODE_OPTIONS"'
+	rm -f "$WS.json"
+	[[ "$output" == "--max-old-space-size=100 --import data:text/javascript;base64,"* ]]
+}
+
+@test "net: --allow is checked and needs --net proxy; policy show lists the network profile" {
+	run "$WARDEN" run --workspace "$WS" --net proxy --allow "https://pypi.org" -- true
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"--allow"*"is a URL"*"e.g. \"pypi.org\""* ]]
+	run "$WARDEN" run --workspace "$WS" --net proxy --allow "pypi.org:99999" -- true
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"pypi.org:99999"*"1 to 65535"* ]]
+	run "$WARDEN" run --workspace "$WS" --allow pypi.org -- true
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"--allow needs network mode proxy"*"add --net proxy"* ]]
+	run "$WARDEN" run --workspace "$WS" --net routed -- true
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"unknown mode 'routed'; use none, loopback or proxy"* ]]
+	run "$WARDEN" policy show network
+	[ "$status" -eq 0 ]
+	[[ "$output" == *'"mode": "proxy"'* ]]
+	[[ "$output" == *'"pypi.org:443"'* ]]
+	[[ "$output" == *'"files.pythonhosted.org:443"'* ]]
+	[[ "$output" == *'"registry.npmjs.org:443"'* ]]
+	# a bad entry in a policy file: FILE:LINE:COL and the form
+	printf '{\n  "network": {\n    "mode": "proxy",\n    "allow": ["pypi.org", "a b"]\n  }\n}\n' > "$WS.json"
+	run "$WARDEN" policy check "$WS.json"
+	rm -f "$WS.json"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"$WS.json:4:"*"the form is host[:port]"* ]]
+}
+
+@test "net: the network profile runs (its proxy answers the jail)" {
+	# no package index is reachable here: judge that the proxy serves and
+	# refuses what the profile does not list
+	wrun --quiet --profile network -- curl -sS -i "http://$ADDR:$HTTP/hello.txt"
+	echo "$output"
+	[[ "$output" == *"HTTP/1.1 403"* ]]
+	[[ "$output" == *'policy "network"'* ]]
+	[ ! -s "$D/http.log" ]
+}
+
+@test "net proxy: serve --net proxy --allow: session jails use the list; open cannot widen it" {
+	# unprivileged, the default profile without a memory limit: Node's fetch
+	# fails under RLIMIT_AS (see the Node test above)
+	local cfg="$WS.config" prof=()
+	mkdir -p "$cfg/warden/profiles"
+	printf '%s\n' '{"name":"netmem","extends":"workspace","limits":{"memory":"unlimited"}}' \
+		> "$cfg/warden/profiles/netmem.json"
+	is_root || prof=(--profile netmem)
+	run env WARDEN="$WARDEN" XDG_CONFIG_HOME="$cfg" NET_URL="http://$ADDR:$HTTP/hello.txt" \
+		NET_DENIED_URL="http://$ADDR:$OTHER/hello.txt" NET_ENTRY="$ADDR:$HTTP" \
+		python3 "$WARDEN_TOP/tests/cli/serve_client.py" net_proxy --workspace "$WS" \
+		"${prof[@]}" --allow-profile network --net proxy --allow "$ADDR:$HTTP"
+	rm -rf "$cfg"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ok net_proxy"* ]]
+	grep -qx "GET /hello.txt" "$D/http.log"
+	[ ! -s "$D/other.log" ]
+}

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Peers of the egress proxy for tests/cli/proxy_engine.bats: a TCP echo
+server on the host's loopback, and clients that speak to the proxy the way
+hostile or careless jailed code would.
+
+  proxy_peer.py echo PORTFILE            echo server; its port into PORTFILE
+  proxy_peer.py tunnel PROXY TARGET      CONNECT TARGET, send a line with the
+                                         head (early data), print the echo
+  proxy_peer.py many PROXY TARGET N      N tunnels open at once, then each
+                                         echoes; prints "N ok"
+  proxy_peer.py stall PROXY READY DONE   sends half a head and waits; touches
+                                         READY once sent; prints what the
+                                         proxy answered when it hangs up
+  proxy_peer.py giant PROXY              a 20 KiB head; prints the answer
+  proxy_peer.py hold PROXY N             N connections that never send; then
+                                         one more; prints its answer
+  proxy_peer.py raw PROXY TEXT           sends TEXT (\\r\\n escapes) and
+                                         half-closes; prints the answer
+Every wait is bounded (30 s) so a broken proxy fails the test, never hangs
+it."""
+import os
+import socket
+import socketserver
+import sys
+import threading
+
+T = 30
+
+
+def conn(proxy):
+    s = socket.create_connection(("127.0.0.1", int(proxy)), timeout=T)
+    return s
+
+
+def read_all(s):
+    out = b""
+    while True:
+        try:
+            b = s.recv(65536)
+        except ConnectionResetError:
+            break
+        if not b:
+            break
+        out += b
+    return out
+
+
+def read_head(s):
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        b = s.recv(1)
+        if not b:
+            break
+        buf += b
+    return buf
+
+
+def echo(portfile):
+    class H(socketserver.BaseRequestHandler):
+        def handle(self):
+            while True:
+                b = self.request.recv(65536)
+                if not b:
+                    return
+                self.request.sendall(b)
+
+    class S(socketserver.ThreadingTCPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+        request_queue_size = 512
+
+    srv = S(("127.0.0.1", 0), H)
+    with open(portfile + ".tmp", "w") as f:
+        f.write("%d\n" % srv.server_address[1])
+    os.rename(portfile + ".tmp", portfile)
+    srv.serve_forever()
+
+
+def tunnel(proxy, target):
+    s = conn(proxy)
+    s.sendall(b"CONNECT " + target.encode() + b" HTTP/1.1\r\nHost: x\r\n\r\nearly line\n")
+    head = read_head(s)
+    sys.stdout.write(head.decode().splitlines()[0] + "\n")
+    if b" 200 " not in head.split(b"\r\n")[0]:
+        sys.stdout.write(read_all(s).decode())
+        return
+    got = b""
+    while not got.endswith(b"\n"):
+        got += s.recv(100)
+    s.sendall(b"second line\n")
+    got2 = b""
+    while not got2.endswith(b"\n"):
+        got2 += s.recv(100)
+    sys.stdout.write(got.decode() + got2.decode())
+
+
+def many(proxy, target, n):
+    socks = []
+    for _ in range(n):
+        s = conn(proxy)
+        s.sendall(b"CONNECT " + target.encode() + b" HTTP/1.1\r\n\r\n")
+        socks.append(s)
+    # every tunnel is established while all are open
+    for s in socks:
+        head = read_head(s)
+        if b" 200 " not in head.split(b"\r\n")[0]:
+            print("refused:", head)
+            return
+    for i, s in enumerate(socks):
+        msg = b"hello %d\n" % i
+        s.sendall(msg)
+        got = b""
+        while len(got) < len(msg):
+            b = s.recv(100)
+            if not b:
+                break
+            got += b
+        if got != msg:
+            print("bad echo on", i, got)
+            return
+    for s in socks:
+        s.close()
+    print("%d ok" % n)
+
+
+def stall(proxy, ready, done):
+    s = conn(proxy)
+    s.sendall(b"GET http://127.0.0.1:1/ HTTP/1.1\r\nHost: 127.")
+    open(ready, "w").close()
+    out = read_all(s)
+    sys.stdout.write(out.decode(errors="replace"))
+
+
+def giant(proxy):
+    s = conn(proxy)
+    try:
+        s.sendall(b"GET http://127.0.0.1:1/ HTTP/1.1\r\n" + b"X-Big: " + b"a" * 20000 + b"\r\n\r\n")
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    sys.stdout.write(read_all(s).decode(errors="replace"))
+
+
+def hold(proxy, n):
+    socks = [conn(proxy) for _ in range(n)]
+    # a round trip on the last one: by then the proxy accepted all of them
+    s = conn(proxy)
+    out = read_all(s)
+    sys.stdout.write(out.decode(errors="replace"))
+    del socks
+
+
+def raw(proxy, text):
+    s = conn(proxy)
+    s.sendall(text.encode().decode("unicode_escape").encode("latin-1"))
+    s.shutdown(socket.SHUT_WR)   # an echo upstream ends when the request does
+    sys.stdout.write(read_all(s).decode(errors="replace"))
+
+
+def main():
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "echo":
+        echo(args[0])
+    elif cmd == "tunnel":
+        tunnel(args[0], args[1])
+    elif cmd == "many":
+        many(args[0], args[1], int(args[2]))
+    elif cmd == "stall":
+        stall(args[0], args[1], args[2])
+    elif cmd == "giant":
+        giant(args[0])
+    elif cmd == "hold":
+        hold(args[0], int(args[1]))
+    elif cmd == "raw":
+        raw(args[0], args[1])
+    else:
+        sys.exit("unknown command " + cmd)
+
+
+if __name__ == "__main__":
+    main()
