@@ -1,5 +1,8 @@
 /* LMC messages and the tool's schema (lmc.h). */
+#include <stdlib.h>
+
 #include "lmc.h"
+#include "warden/util.h"
 
 const char *lmc_str(json_object *m, const char *key)
 {
@@ -22,6 +25,30 @@ json_object *lmc_msg(const char *role, const char *type, const char *format,
 		json_object_object_add(m, "format", json_object_new_string(format));
 	json_object_object_add(m, "content", json_object_new_string(content ? content : ""));
 	return m;
+}
+
+char *lmc_base64(const unsigned char *p, size_t n)
+{
+	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out = xmalloc((n + 2) / 3 * 4 + 1), *o = out;
+	size_t i;
+
+	for (i = 0; i + 2 < n; i += 3) {
+		unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
+		*o++ = tab[v >> 18];
+		*o++ = tab[(v >> 12) & 63];
+		*o++ = tab[(v >> 6) & 63];
+		*o++ = tab[v & 63];
+	}
+	if (i < n) {
+		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0);
+		*o++ = tab[v >> 18];
+		*o++ = tab[(v >> 12) & 63];
+		*o++ = i + 1 < n ? tab[(v >> 6) & 63] : '=';
+		*o++ = '=';
+	}
+	*o = '\0';
+	return out;
 }
 
 const char llm_tool_description[] =

@@ -3,6 +3,8 @@
 #ifndef BROKER_LMC_H
 #define BROKER_LMC_H
 
+#include <stddef.h>
+
 #include <json-c/json.h>
 
 /* The name of the one tool. */
@@ -18,6 +20,9 @@ json_object *lmc_msg(const char *role, const char *type, const char *format,
                      const char *content);
 /* A string member of a message; "" when absent or not a string. */
 const char *lmc_str(json_object *m, const char *key);
+
+/* Standard base64 (RFC 4648, padded) of n bytes: malloc'd, NUL-terminated. */
+char *lmc_base64(const unsigned char *p, size_t n);
 
 /* The tool's JSON-schema parameters (new object) and description. */
 json_object *llm_tool_schema(void);

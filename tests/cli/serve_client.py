@@ -125,7 +125,7 @@ class Serve:
             evs.append(ev)
             if ev.get("event") in ("result", "error"):
                 break
-            if ev.get("type") == "console" and "content" in ev:
+            if ev.get("type") == "console" and ev.get("format") == "output" and "content" in ev:
                 (err if ev.get("stream") == "stderr" else out).append(ev["content"])
         return "".join(out), "".join(err), evs[-1], evs
 
