@@ -6,12 +6,14 @@ PKGS="gcc make pkg-config libc6-dev libseccomp-dev libcap-dev libjson-c-dev \
 libnl-3-dev libnl-route-3-dev libcurl4-openssl-dev libssl-dev libedit-dev libcmocka-dev bats \
 python3 nodejs ruby perl tmux clang bubblewrap hyperfine util-linux iproute2 passwd \
 procps time bsdutils findutils man-db groff-base bash-completion zsh \
-dpkg-dev debhelper fakeroot git"
+dpkg-dev debhelper fakeroot git python3-matplotlib python3-pil python3-pandas"
 # Tests use: pgrep (procps), /usr/bin/time (time), script (bsdutils), runuser,
 # setsid and unshare (util-linux), useradd (passwd), tmux, python3, node,
 # ruby and perl (the language drivers), find (findutils); install.bats:
 # man and groff (man-db, groff-base), bash-completion, zsh; tests/package/
-# debian.bats: dpkg-buildpackage (dpkg-dev, debhelper, fakeroot), git.
+# debian.bats: dpkg-buildpackage (dpkg-dev, debhelper, fakeroot), git;
+# rich.bats: python3-matplotlib, python3-pil, python3-pandas (the jail's
+# /usr/bin/python3 plots, shows and displays through them).
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
