@@ -285,7 +285,7 @@ def sc_interrupt(s, args):
     ok_result(s.run(sid, "python", "import time\ny = 3")[2], "setup")
     rid = s.start(sid, "python", "print('sleeping', flush=True)\ntime.sleep(60)\nprint('woke')")
     # print() may write "sleeping" and "\n" in two chunks
-    s.wait(lambda e: e.get("id") == rid and "sleeping" in e.get("content", ""),
+    s.wait(lambda e: e.get("id") == rid and "sleeping" in str(e.get("content", "")),
            what="the block to start sleeping")
     iid = s.send({"op": "interrupt", "session": sid})
     ev = s.wait_id(iid)
@@ -660,7 +660,7 @@ def sc_broker_death(s, args):
     marker = "1234.%05d" % random.randint(0, 99999)
     sid = s.open()
     rid = s.start(sid, "shell", "echo started; sleep %s; echo never" % marker)
-    s.wait(lambda e: e.get("id") == rid and "started" in e.get("content", ""),
+    s.wait(lambda e: e.get("id") == rid and "started" in str(e.get("content", "")),
            what="the block to start")
     deadline = time.monotonic() + WAIT
     pids = []
