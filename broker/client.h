@@ -42,6 +42,8 @@ void bsession_free(struct bsession *s);
 struct bclient_cb {
 	void (*output)(void *ctx, int stream, const uint8_t *data, size_t len);
 	void (*audit)(void *ctx, const char *syscall, uint64_t count);   /* may be NULL */
+	/* rich output: format "png", "jpeg" or "html" (may be NULL) */
+	void (*display)(void *ctx, const char *format, const uint8_t *data, size_t len);
 };
 /* Run one block and wait for its RESULT.  While waiting, when *interrupt
  * becomes non-zero (a SIGINT handler sets it), INTERRUPT is sent once and

@@ -100,14 +100,19 @@ def _warden_main():
             except Exception:
                 pass
 
-    def send(data):
+    def send(data, reraise=False):
+        # a frame is written whole: an interrupt that lands inside is
+        # raised once it is out (reraise), or dropped (the "D" reply)
+        hit = False
         while data:
             try:
                 data = data[os.write(ctl, data):]
             except KeyboardInterrupt:
-                continue
+                hit = True
             except OSError:
                 os._exit(3)              # the supervisor is gone
+        if hit and reraise:
+            raise KeyboardInterrupt
 
     def emit(fmt, data):
         """Rich output of the running block (png, jpeg or html bytes)."""
@@ -117,7 +122,7 @@ def _warden_main():
             data = data.encode("utf-8", "backslashreplace")
         fix_stream("stdout", 1)      # what was printed before comes first
         fix_stream("stderr", 2)
-        send(b"M %s %d\n" % (fmt.encode(), len(data)) + bytes(data))
+        send(b"M %s %d\n" % (fmt.encode(), len(data)) + bytes(data), True)
 
     lines = {"last": 0, "n": 0, "t": 0.0}
     mono = __import__("time").monotonic
@@ -135,7 +140,7 @@ def _warden_main():
         lines["last"] = n
         lines["n"] += 1
         if os.getpid() == pid:
-            send(b"A %d\n" % n)
+            send(b"A %d\n" % n, True)
 
     builtins.__warden_line__ = active_line
 

@@ -627,8 +627,9 @@ def sc_forged_done(s, args):
             "            os._exit(0)\n"
             "        os.waitpid(pid, 0)\n"
             "threading.Thread(target=spin, daemon=True).start()\n"
-            "os.write(4, b'D 0\\n')\n"
-            "time.sleep(1000)\n" % m)
+            # one line: the driver's next active line (an "A" after the
+            # forged "D") would end the jail at once (supervisor/rich.c)
+            "os.write(4, b'D 0\\n'); time.sleep(1000)\n" % m)
     out, err, res, _ = s.run(sid, "python", code)
     check(res.get("event") == "result", "the forged block: %s" % res)
     wait_running(m, "the spinning driver", find=pgrep_name)
