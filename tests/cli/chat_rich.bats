@@ -113,6 +113,46 @@ assert "produced an image" in tool[0]["content"] and "shown" in tool[0]["content
 '
 }
 
-@test "chat: --model with a vision name can be told no through the config key vision" {
-	skip_unless_works "unfinished: no option or config key overrides the model-name table yet"
+@test "chat: the config key vision overrides the model-name table, both ways" {
+	mkdir -p "$XDG_CONFIG_HOME/warden"
+	printf '%s\n' '{"vision": false}' > "$XDG_CONFIG_HOME/warden/config.json"
+	fake_llm <<< "$SCRIPT"
+	chat_as openai/gpt-4o -y "draw"
+	[ "$status" -eq 0 ]
+	run bash -c "grep -c image_url '$T/req.log'"
+	[ "$output" = 0 ]
+	grep -q "produced an image" "$T/req.log"
+	kill "$FAKE_PID"
+	wait "$FAKE_PID" || true
+	FAKE_PID=
+	rm -f "$T/req.log"
+	printf '%s\n' '{"vision": true}' > "$XDG_CONFIG_HOME/warden/config.json"
+	fake_llm <<< "$SCRIPT"
+	chat_as openai/fake -y "draw"
+	[ "$status" -eq 0 ]
+	req 2 | grep -q '"image_url"'
+	# and it is a setting like any other: a wrong type is an error naming it
+	printf '%s\n' '{"vision": "yes"}' > "$XDG_CONFIG_HOME/warden/config.json"
+	chat_as openai/fake -y "draw"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *'"vision" must be true or false'* ]]
+}
+
+@test "chat: an Anthropic vision model gets an image block after the tool result" {
+	fake_llm <<< "$SCRIPT"
+	run timeout -k 5 120 "$WARDEN" chat --workspace "$WS" --model anthropic/claude-3-5-sonnet-latest \
+		--api-base "http://127.0.0.1:$PORT/v1" --api-key "$KEY" -y "draw"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	req 2 | python3 -c '
+import base64, json, sys
+b = json.load(sys.stdin)
+turn = b["messages"][-1]
+assert turn["role"] == "user", turn
+kinds = [blk["type"] for blk in turn["content"]]
+assert kinds[0] == "tool_result" and "image" in kinds[1:], kinds
+img = [blk for blk in turn["content"] if blk["type"] == "image"][0]
+assert img["source"]["type"] == "base64" and img["source"]["media_type"] == "image/png", img
+assert base64.b64decode(img["source"]["data"])[:4] == b"\x89PNG"
+'
 }
