@@ -29,6 +29,7 @@ struct collect {
 	uint64_t total;
 	json_object *live_denied;
 	json_object *rich;           /* the block's image and html LMC messages */
+	const char *code;            /* the block, for its running line */
 };
 
 /* A cut that does not split a UTF-8 sequence: the start of the character
@@ -200,6 +201,41 @@ static void on_display(void *ctx, const char *format, const uint8_t *data, size_
 		                                                                     : "base64.png",
 		                                         b64));
 	}
+}
+
+/* The running line, under the code box: "line N: its text" in the
+ * spinner's place while nothing else is on the line (a terminal only). */
+static void on_line(void *ctx, uint32_t line)
+{
+	struct collect *col = ctx;
+	struct ui *u = &col->c->ui;
+	const char *p = col->code, *e;
+	char label[64];
+	_cleanup_free_ char *text = NULL;
+	size_t n;
+
+	if (!u->tty_out || (!u->spinning && !u->at_bol))
+		return;
+	for (uint32_t i = 1; p && i < line; i++) {
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	if (!p)
+		return;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	e = strchr(p, '\n');
+	n = e ? (size_t)(e - p) : strlen(p);
+	text = wsan_str(p, n > 200 ? 200 : n);   /* the model's text: no escapes */
+	n = strlen(text);
+	if (n > 40)
+		n = utf8_fwd(text, strlen(text), 40);
+	snprintf(label, sizeof(label), "line %u: %.*s%s", line, (int)n, text,
+	         n < strlen(text) ? "…" : "");
+	if (u->spinning)
+		ui_spinner_label(u, label);
+	else
+		ui_spinner_start(u, label);
 }
 
 static char *collected(struct collect *col)
@@ -502,14 +538,16 @@ int chat_run_block(struct chat *c, json_object *m)
 	col.tail_max = (size_t)c->max_output - col.head_max;
 	col.live_denied = json_object_new_object();
 	col.rich = json_object_new_array();
+	col.code = code;
 	{
-		const struct bclient_cb cb = { on_output, on_audit, on_display };
+		const struct bclient_cb cb = { on_output, on_audit, on_display, on_line };
 
 		ui_sigint = 0;
 		before = ui_sigint_count;
 		r = bclient_run(&c->bc, c->sess.id, lang, code, strlen(code), &cb, &col, &ui_sigint,
 		                &res, &err);
 		ui_sigint = 0;
+		ui_spinner_stop(&c->ui);
 	}
 	for (int i = 0; i < 2; i++) {
 		struct sbuf rest = { 0 };

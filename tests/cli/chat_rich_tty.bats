@@ -82,3 +82,15 @@ SCRIPT='[{"tool_call": {"language": "python", "code": "from PIL import Image\nIm
 	# the escape: APC G with PNG (f=100), transmit and show (a=T), base64 of a PNG
 	grep -qa $'\e_Gf=100,a=T,m=0;iVBORw0KGgo' "$T/raw"
 }
+
+@test "chat tty: the running line of a block is shown under its code box" {
+	fake_llm <<'JSON'
+[{"tool_call": {"language": "python", "code": "import os, time\nwhile not os.path.exists('go'): time.sleep(0.05)\nprint('went')"}},
+ {"text": "Done waiting."}]
+JSON
+	start_chat xterm-256color
+	wait_for "line 2: while not os.path.exists('go'): time.sle…"
+	touch "$WS/go"
+	wait_for "Done waiting."
+	screen | grep -q "^went"
+}
