@@ -156,3 +156,29 @@ assert img["source"]["type"] == "base64" and img["source"]["media_type"] == "ima
 assert base64.b64decode(img["source"]["data"])[:4] == b"\x89PNG"
 '
 }
+
+@test "chat: HTML from a block is shown as text with its terminal escapes neutralised, and kept in the conversation" {
+	fake_llm <<'JSON'
+[{"tool_call": {"language": "python", "code": "class H:\n    def _repr_html_(self): return '<b>bold</b>\\x1b]2;pwned\\x07'\ndisplay(H())"}},
+ {"text": "Shown."}]
+JSON
+	chat_as openai/fake -y "html"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"<b>bold</b>"* ]]
+	[[ "$output" != *$'\e'* ]]
+	f=$(conv_file)
+	python3 - "$f" <<'PY'
+import json, sys
+msgs = json.load(open(sys.argv[1]))
+html = [m for m in msgs if m.get("format") == "html"]
+assert len(html) == 1 and html[0]["role"] == "computer" and html[0]["type"] == "code", msgs
+assert "<b>bold</b>" in html[0]["content"] and "\x1b" not in html[0]["content"], html
+PY
+	# the model reads no HTML (its code has it, its tool result does not)
+	req 2 | python3 -c '
+import json, sys
+tool = [m for m in json.load(sys.stdin)["messages"] if m["role"] == "tool"]
+assert len(tool) == 1 and "<b>" not in tool[0]["content"], tool
+'
+}
