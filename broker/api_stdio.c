@@ -23,6 +23,7 @@
 #include "broker.h"
 #include "client.h"
 #include "api_stdio.h"
+#include "lmc.h"
 #include "utf8.h"
 #include "warden/util.h"
 
@@ -50,6 +51,7 @@ struct ssession {
 	struct srun *q_head, *q_tail;
 	unsigned queued;
 	struct utf8_tail tail[2]; /* stdout, stderr */
+	bool lines;               /* the running block sent an active line */
 	bool closing;
 	json_object *close_id;
 };
@@ -356,6 +358,7 @@ static int start_run(struct serve *s, struct ssession *ss, struct srun *r)
 	r->code = NULL;
 	ss->running = r;
 	memset(ss->tail, 0, sizeof(ss->tail));
+	ss->lines = false;
 	emit_console_mark(s, ss, r->id, "start");
 	return sup_send(s);
 }
@@ -368,6 +371,12 @@ static void end_console(struct serve *s, struct ssession *ss)
 	for (int i = 0; i < 2; i++) {
 		size_t n = utf8_finish(&ss->tail[i], buf);
 		emit_content(s, ss, ss->running->id, i + 1, buf, n);
+	}
+	if (ss->lines) {   /* Open Interpreter's "no line runs now" */
+		json_object *ev = console(ss, ss->running->id);
+		json_object_object_add(ev, "format", json_object_new_string("active_line"));
+		json_object_object_add(ev, "content", NULL);
+		emit(s, ev);
 	}
 	emit_console_mark(s, ss, ss->running->id, "end");
 }
@@ -733,6 +742,50 @@ static void on_output(struct serve *s, struct wmsg *m)
 	free(buf);
 }
 
+/* Rich output as Open Interpreter's LMC messages: an image is
+ * {"type":"image","format":"base64.png","content":BASE64}, HTML is
+ * {"type":"code","format":"html","content":TEXT}. */
+static void on_display(struct serve *s, struct wmsg *m)
+{
+	struct ssession *ss = session_by_id(s, m->session);
+	json_object *ev;
+
+	if (!ss || !ss->running || ss->running->block != m->block)
+		return;
+	ev = json_object_new_object();
+	json_object_object_add(ev, "id", json_object_get(ss->running->id));
+	json_object_object_add(ev, "session", jstr(ss->audit_id));
+	json_object_object_add(ev, "role", json_object_new_string("computer"));
+	if (strcmp(m->format, "html") == 0) {
+		json_object_object_add(ev, "type", json_object_new_string("code"));
+		json_object_object_add(ev, "format", json_object_new_string("html"));
+		json_object_object_add(ev, "content", jstr_n((const char *)m->data, m->data_len));
+	} else {
+		char *b64 = lmc_base64(m->data, m->data_len);
+		json_object_object_add(ev, "type", json_object_new_string("image"));
+		json_object_object_add(ev, "format", json_object_new_string(
+			strcmp(m->format, "jpeg") == 0 ? "base64.jpeg" : "base64.png"));
+		json_object_object_add(ev, "content", json_object_new_string(b64));
+		free(b64);
+	}
+	emit(s, ev);
+}
+
+/* {"type":"console","format":"active_line","content":N}; null at the end */
+static void on_line(struct serve *s, struct wmsg *m)
+{
+	struct ssession *ss = session_by_id(s, m->session);
+	json_object *ev;
+
+	if (!ss || !ss->running || ss->running->block != m->block)
+		return;
+	ss->lines = true;
+	ev = console(ss, ss->running->id);
+	json_object_object_add(ev, "format", json_object_new_string("active_line"));
+	json_object_object_add(ev, "content", json_object_new_int64(m->line));
+	emit(s, ev);
+}
+
 static void on_audit(struct serve *s, struct wmsg *m)
 {
 	struct ssession *ss = session_by_id(s, m->session);
@@ -796,6 +849,8 @@ static void on_frame(struct serve *s, struct wmsg *m)
 	case WM_OPENED: on_opened(s, m); break;
 	case WM_LANGLIST: on_langlist(s, m); break;
 	case WM_OUTPUT: on_output(s, m); break;
+	case WM_DISPLAY: on_display(s, m); break;
+	case WM_LINE: on_line(s, m); break;
 	case WM_AUDIT: on_audit(s, m); break;
 	case WM_RESULT: on_result(s, m); break;
 	case WM_ERROR: on_error(s, m); break;

@@ -229,6 +229,7 @@ static int setup_llm(struct chat *c, const struct chat_opts *o, const struct cha
 		return -1;
 	}
 	c->llm.tools = !o->no_tools;
+	c->llm.vision = s->vision < 0 ? 0 : s->vision ? 1 : -1;   /* 0: by the model's name */
 	c->llm.connect_timeout_ms = o->connect_ms ? o->connect_ms : 10000;
 	c->llm.idle_timeout_ms = o->idle_ms ? o->idle_ms : 120000;
 	c->llm.max_retries = 3;

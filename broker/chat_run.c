@@ -3,9 +3,11 @@
  * and tail), and what the jail denied counted. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "chat_int.h"
@@ -26,6 +28,8 @@ struct collect {
 	size_t head_max, tail_max;
 	uint64_t total;
 	json_object *live_denied;
+	json_object *rich;           /* the block's image and html LMC messages */
+	const char *code;            /* the block, for its running line */
 };
 
 /* A cut that does not split a UTF-8 sequence: the start of the character
@@ -84,6 +88,154 @@ static void on_audit(void *ctx, const char *syscall, uint64_t count)
 		prev = json_object_get_int64(v);
 	json_object_object_add(col->live_denied, name, json_object_new_int64(prev + (int64_t)count));
 	ui_bad(&col->c->ui, "  ⛔ the jail denied %s()", name);
+}
+
+/* The terminal shows images itself: kitty's graphics protocol (kitty,
+ * ghostty) or iTerm2's inline images (iTerm2, WezTerm), known from the
+ * environment only; the terminal is never queried (a reply would land in
+ * the person's input). */
+enum inline_kind { INLINE_NONE, INLINE_KITTY, INLINE_ITERM };
+
+static enum inline_kind inline_kind(const struct chat *c)
+{
+	const char *term = getenv("TERM"), *prog = getenv("TERM_PROGRAM");
+
+	if (!c->ui.tty_out)
+		return INLINE_NONE;
+	if (getenv("KITTY_WINDOW_ID") || (term && (strstr(term, "kitty") || strstr(term, "ghostty"))))
+		return INLINE_KITTY;
+	if (prog && (strcmp(prog, "iTerm.app") == 0 || strcmp(prog, "WezTerm") == 0))
+		return INLINE_ITERM;
+	return INLINE_NONE;
+}
+
+static void show_inline(struct chat *c, const char *format, const char *b64, size_t raw_len)
+{
+	enum inline_kind k = inline_kind(c);
+	size_t n = strlen(b64);
+
+	if (k == INLINE_KITTY && strcmp(format, "png") == 0) {
+		/* chunks of 4096 base64 bytes; m=1 says more follow */
+		for (size_t off = 0; off < n; off += 4096) {
+			size_t len = n - off < 4096 ? n - off : 4096;
+			printf("\033_G%s%s;%.*s\033\\", off ? "" : "f=100,a=T,",
+			       off + len < n ? "m=1" : "m=0", (int)len, b64 + off);
+		}
+		printf("\n");
+	} else if (k == INLINE_ITERM) {
+		printf("\033]1337;File=inline=1;size=%zu:%s\a\n", raw_len, b64);
+	}
+	fflush(stdout);
+}
+
+/* <data>/images/<time>-<pid>-<n>.<ext>: the path as the person knows it
+ * (malloc'd), or NULL with *why set. */
+static char *save_image(struct chat *c, const char *format, const uint8_t *data, size_t len,
+                        const char **why)
+{
+	static unsigned seq;
+	struct werr err = { 0 };
+	char stamp[32], name[96];
+	time_t now = time(NULL);
+	struct tm tm;
+	_cleanup_free_ char *dir = xasprintf("%s/images", c->d->data);
+	_cleanup_free_ char *path = NULL;
+	int fd;
+
+	*why = NULL;
+	if (mkdir_p(dir, 0700, &err) < 0) {
+		*why = "its directory could not be made";
+		return NULL;
+	}
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(name, sizeof(name), "%s-%d-%u.%s", stamp, (int)getpid(), ++seq,
+	         strcmp(format, "jpeg") == 0 ? "jpg" : "png");
+	path = xasprintf("%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || write_all(fd, data, len) < 0) {
+		if (fd >= 0)
+			close(fd);
+		*why = "it could not be written";
+		return NULL;
+	}
+	close(fd);
+	return xasprintf("%s/images/%s", c->d->data_shown ? c->d->data_shown : c->d->data, name);
+}
+
+/* An image or HTML the block displayed: saved and shown; kept for the
+ * conversation (LMC, as Open Interpreter keeps it). */
+static void on_display(void *ctx, const char *format, const uint8_t *data, size_t len)
+{
+	struct collect *col = ctx;
+	struct chat *c = col->c;
+
+	if (strcmp(format, "html") == 0) {
+		struct wsan san;
+		struct sbuf clean = { 0 };
+
+		wsan_init(&san);
+		wsan_feed(&san, data, len, &clean);
+		wsan_end(&san, &clean);
+		ui_note(&c->ui, "  HTML output (%zu bytes), shown as text:", len);
+		ui_output(&c->ui, WSTREAM_STDOUT, clean.d ? clean.d : "", clean.len);
+		ui_newline(&c->ui);
+		json_object_array_add(col->rich, lmc_msg("computer", "code", "html",
+		                                         clean.d ? clean.d : ""));
+		sbuf_free(&clean);
+		return;
+	}
+	{
+		const char *why;
+		_cleanup_free_ char *b64 = lmc_base64(data, len);
+		_cleanup_free_ char *path = save_image(c, format, data, len, &why);
+
+		ui_newline(&c->ui);
+		if (path)
+			ui_note(&c->ui, "  image (%s, %zu bytes) saved in %s", format, len, path);
+		else
+			ui_bad(&c->ui, "  image (%s, %zu bytes) not saved: %s", format, len, why);
+		show_inline(c, format, b64, len);
+		json_object_array_add(col->rich, lmc_msg("computer", "image",
+		                                         strcmp(format, "jpeg") == 0 ? "base64.jpeg"
+		                                                                     : "base64.png",
+		                                         b64));
+	}
+}
+
+/* The running line, under the code box: "line N: its text" in the
+ * spinner's place while nothing else is on the line (a terminal only). */
+static void on_line(void *ctx, uint32_t line)
+{
+	struct collect *col = ctx;
+	struct ui *u = &col->c->ui;
+	const char *p = col->code, *e;
+	char label[64];
+	_cleanup_free_ char *text = NULL;
+	size_t n;
+
+	if (!u->tty_out || (!u->spinning && !u->at_bol))
+		return;
+	for (uint32_t i = 1; p && i < line; i++) {
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	if (!p)
+		return;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	e = strchr(p, '\n');
+	n = e ? (size_t)(e - p) : strlen(p);
+	text = wsan_str(p, n > 200 ? 200 : n);   /* the model's text: no escapes */
+	n = strlen(text);
+	if (n > 40)
+		n = utf8_fwd(text, strlen(text), 40);
+	snprintf(label, sizeof(label), "line %u: %.*s%s", line, (int)n, text,
+	         n < strlen(text) ? "…" : "");
+	if (u->spinning)
+		ui_spinner_label(u, label);
+	else
+		ui_spinner_start(u, label);
 }
 
 static char *collected(struct collect *col)
@@ -385,14 +537,17 @@ int chat_run_block(struct chat *c, json_object *m)
 	col.head_max = (size_t)c->max_output / 2;
 	col.tail_max = (size_t)c->max_output - col.head_max;
 	col.live_denied = json_object_new_object();
+	col.rich = json_object_new_array();
+	col.code = code;
 	{
-		const struct bclient_cb cb = { on_output, on_audit };
+		const struct bclient_cb cb = { on_output, on_audit, on_display, on_line };
 
 		ui_sigint = 0;
 		before = ui_sigint_count;
 		r = bclient_run(&c->bc, c->sess.id, lang, code, strlen(code), &cb, &col, &ui_sigint,
 		                &res, &err);
 		ui_sigint = 0;
+		ui_spinner_stop(&c->ui);
 	}
 	for (int i = 0; i < 2; i++) {
 		struct sbuf rest = { 0 };
@@ -424,6 +579,9 @@ int chat_run_block(struct chat *c, json_object *m)
 		wresult_free(&res);
 	}
 	chat_add_console(c, model.d);
+	for (size_t i = 0; i < json_object_array_length(col.rich); i++)
+		json_object_array_add(c->msgs, json_object_get(json_object_array_get_idx(col.rich, i)));
+	json_object_put(col.rich);
 	sbuf_free(&model);
 	sbuf_free(&col.head);
 	sbuf_free(&col.tail);

@@ -207,6 +207,14 @@ int bclient_run(struct bclient *b, uint32_t session, const char *language, const
 			if (m.block == block && cb && cb->output)
 				cb->output(ctx, m.stream, m.data, m.data_len);
 			break;
+		case WM_DISPLAY:
+			if (m.block == block && cb && cb->display)
+				cb->display(ctx, m.format, m.data, m.data_len);
+			break;
+		case WM_LINE:
+			if (m.block == block && cb && cb->line)
+				cb->line(ctx, m.line);
+			break;
 		case WM_AUDIT:
 			if (m.block == block && cb && cb->audit)
 				cb->audit(ctx, m.syscall ? m.syscall : "?", m.count);

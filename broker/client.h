@@ -43,6 +43,9 @@ void bsession_free(struct bsession *s);
 struct bclient_cb {
 	void (*output)(void *ctx, int stream, const uint8_t *data, size_t len);
 	void (*audit)(void *ctx, const char *syscall, uint64_t count);   /* may be NULL */
+	/* rich output: format "png", "jpeg" or "html" (may be NULL) */
+	void (*display)(void *ctx, const char *format, const uint8_t *data, size_t len);
+	void (*line)(void *ctx, uint32_t line);   /* the block's running line (may be NULL) */
 };
 /* Run one block and wait for its RESULT.  While waiting, when *interrupt
  * becomes non-zero (a SIGINT handler sets it), INTERRUPT is sent once and

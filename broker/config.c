@@ -12,13 +12,14 @@
 #define CONFIG_MAX (1u << 20)
 
 static const char *const known_keys =
-	"model, api_base, auto_run, sandbox_profile, system_message, system_message_append, "
+	"model, api_base, auto_run, vision, sandbox_profile, system_message, system_message_append, "
 	"max_output, context_window, profiles";
 
 void chat_settings_init(struct chat_settings *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->auto_run = -1;
+	s->vision = -1;
 }
 
 void chat_settings_free(struct chat_settings *s)
@@ -48,6 +49,8 @@ void chat_settings_merge(struct chat_settings *base, const struct chat_settings 
 	set_str(&base->system_message_append, over->system_message_append);
 	if (over->auto_run >= 0)
 		base->auto_run = over->auto_run;
+	if (over->vision >= 0)
+		base->vision = over->vision;
 	if (over->max_output > 0)
 		base->max_output = over->max_output;
 	if (over->context_window > 0)
@@ -108,10 +111,10 @@ static int parse_obj(const char *path, const char *text, size_t len, size_t from
 				return where(path, text, len, from, key, err,
 				             "must be a positive whole number");
 			*num = (long)n;
-		} else if (!strcmp(key, "auto_run")) {
+		} else if (!strcmp(key, "auto_run") || !strcmp(key, "vision")) {
 			if (!json_object_is_type(v, json_type_boolean))
 				return where(path, text, len, from, key, err, "must be true or false");
-			s->auto_run = json_object_get_boolean(v);
+			*(!strcmp(key, "vision") ? &s->vision : &s->auto_run) = json_object_get_boolean(v);
 		} else if (top && !strcmp(key, "profiles")) {
 			if (!json_object_is_type(v, json_type_object))
 				return where(path, text, len, from, key, err,

@@ -23,6 +23,8 @@
 struct chat_settings {
 	char *model, *api_base, *sandbox_profile, *system_message, *system_message_append;
 	int auto_run;                  /* -1 unset */
+	int vision;                    /* images to the model: -1 unset (by the
+	                                * model's name), 0 never, 1 always */
 	long max_output, context_window;   /* 0 unset */
 };
 

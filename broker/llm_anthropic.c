@@ -28,6 +28,7 @@ struct aconv {
 	json_object *results;       /* the current user turn's tool_result blocks */
 	size_t filled;
 	json_object *last_block;    /* the block the previous computer message went to */
+	bool vision;                /* images go to the model as image blocks */
 };
 
 static json_object *text_block(const char *s)
@@ -128,11 +129,28 @@ static void aconv_msg(struct aconv *c, json_object *m, size_t pos)
 		start_turn(c, false);
 		json_object_array_add(c->cur, text_block(content));
 	} else if (strcmp(role, "computer") == 0) {
+		const char *media = lmc_image_media(m);
 		if (strcmp(format, "active_line") == 0) {
 			c->last_block = prev_block;
 			return;
 		}
 		start_turn(c, true);
+		if (media && c->vision) {
+			/* after the tool results of the turn, as the API wants */
+			json_object *b = json_object_new_object(), *src = json_object_new_object();
+			json_object_object_add(src, "type", json_object_new_string("base64"));
+			json_object_object_add(src, "media_type", json_object_new_string(media));
+			json_object_object_add(src, "data", json_object_new_string(content));
+			json_object_object_add(b, "type", json_object_new_string("image"));
+			json_object_object_add(b, "source", src);
+			json_object_array_add(c->cur, b);
+			c->last_block = prev_block;
+			return;
+		}
+		if (media)
+			content = lmc_image_note;
+		else if (strcmp(type, "console"))
+			content = "";   /* html and other rich output: its text came on stdout */
 		if (prev_block) {
 			/* the same output, continued */
 			bool is_result = strcmp(lmc_str(prev_block, "type"), "tool_result") == 0;
@@ -156,7 +174,7 @@ char *anthropic_request_body(const struct llm_config *cfg, const char *system,
                              json_object *history)
 {
 	json_object *req = json_object_new_object();
-	struct aconv c = { .tools = cfg->tools };
+	struct aconv c = { .tools = cfg->tools, .vision = lmc_model_vision(cfg->model, cfg->vision) };
 	char *s;
 
 	c.out = json_object_new_array();

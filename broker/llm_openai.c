@@ -27,7 +27,24 @@ struct oconv {
 	int n_calls, answered;
 	int last_call;             /* the call the previous computer message answered, -1 */
 	json_object *out_user;     /* the "Output of the code" user message to extend, or NULL */
+	bool vision;               /* images go to the model as image_url parts */
+	json_object *images;       /* content parts waiting for the next user message, or NULL */
 };
+
+/* The images of a run of outputs: one user message after the tool
+ * messages (a tool message carries text only). */
+static void flush_images(struct oconv *c)
+{
+	json_object *m, *parts = c->images;
+
+	if (!parts)
+		return;
+	c->images = NULL;
+	m = json_object_new_object();
+	json_object_object_add(m, "role", json_object_new_string("user"));
+	json_object_object_add(m, "content", parts);
+	json_object_array_add(c->out, m);
+}
 
 static void append_text(char **dst, const char *s, const char *sep)
 {
@@ -46,8 +63,10 @@ static void oflush(struct oconv *c)
 {
 	json_object *m;
 
-	if (!c->have_asst)
+	if (!c->have_asst) {
+		flush_images(c);
 		return;
+	}
 	m = json_object_new_object();
 	json_object_object_add(m, "role", json_object_new_string("assistant"));
 	json_object_object_add(m, "content", c->text ? json_object_new_string(c->text) : NULL);
@@ -73,6 +92,7 @@ static void oflush(struct oconv *c)
 	c->calls = c->results = NULL;
 	c->n_calls = c->answered = 0;
 	c->have_asst = false;
+	flush_images(c);
 }
 
 static void plain(json_object *out, const char *role, const char *content)
@@ -95,6 +115,8 @@ static void oconv_msg(struct oconv *c, json_object *m, size_t pos)
 	} else if (strcmp(role, "assistant") == 0 && strcmp(type, "code") == 0) {
 		if (c->n_calls > 0 && c->answered == c->n_calls)
 			oflush(c);
+		else if (!c->have_asst)
+			flush_images(c);
 		c->have_asst = true;
 		if (!c->tools) {
 			char *block = xasprintf("```%s\n%s\n```", *format ? format : "python", content);
@@ -129,11 +151,36 @@ static void oconv_msg(struct oconv *c, json_object *m, size_t pos)
 	} else if (strcmp(role, "assistant") == 0) {
 		if (c->n_calls > 0)
 			oflush(c);
+		else if (!c->have_asst)
+			flush_images(c);
 		c->have_asst = true;
 		append_text(&c->text, content, "\n\n");
 	} else if (strcmp(role, "computer") == 0) {
+		const char *media = lmc_image_media(m);
 		if (strcmp(format, "active_line") == 0)
 			return;
+		if (media && c->vision) {
+			json_object *p = json_object_new_object(), *u = json_object_new_object();
+			char *url = xasprintf("data:%s;base64,%s", media, content);
+			if (!c->images) {
+				json_object *t = json_object_new_object();
+				c->images = json_object_new_array();
+				json_object_object_add(t, "type", json_object_new_string("text"));
+				json_object_object_add(t, "text", json_object_new_string(
+					"The code produced this image:"));
+				json_object_array_add(c->images, t);
+			}
+			json_object_object_add(u, "url", json_object_new_string(url));
+			free(url);
+			json_object_object_add(p, "type", json_object_new_string("image_url"));
+			json_object_object_add(p, "image_url", u);
+			json_object_array_add(c->images, p);
+			return;
+		}
+		if (media)
+			content = lmc_image_note;
+		else if (strcmp(type, "console"))
+			content = "";   /* html and other rich output: its text came on stdout */
 		if (c->tools && (c->last_call >= 0 || c->answered < c->n_calls)) {
 			int k = c->last_call >= 0 ? c->last_call : c->answered++;
 			json_object *r = json_object_array_get_idx(c->results, (size_t)k);
@@ -170,7 +217,8 @@ char *openai_request_body(const struct llm_config *cfg, const char *system,
                           json_object *history)
 {
 	json_object *req = json_object_new_object();
-	struct oconv c = { .tools = cfg->tools, .last_call = -1 };
+	struct oconv c = { .tools = cfg->tools, .last_call = -1,
+	                   .vision = lmc_model_vision(cfg->model, cfg->vision) };
 	char *s;
 
 	c.out = json_object_new_array();
@@ -182,6 +230,7 @@ char *openai_request_body(const struct llm_config *cfg, const char *system,
 			oconv_msg(&c, m, i);
 	}
 	oflush(&c);
+	flush_images(&c);
 	json_object_object_add(req, "model", json_object_new_string(cfg->model ? cfg->model : ""));
 	json_object_object_add(req, "messages", c.out);
 	json_object_object_add(req, "stream", json_object_new_boolean(1));

@@ -18,6 +18,8 @@ struct llm_config {
 	int max_tokens;        /* 0 = provider default */
 	double temperature;    /* < 0 = provider default */
 	long replay_delay_ms;  /* replay only: pause between streamed chunks */
+	int vision;            /* images to the model: 0 by the model's name
+	                        * (lmc_model_vision), 1 yes, -1 no */
 };
 
 struct llm_events {

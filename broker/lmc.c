@@ -1,5 +1,10 @@
 /* LMC messages and the tool's schema (lmc.h). */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
 #include "lmc.h"
+#include "warden/util.h"
 
 const char *lmc_str(json_object *m, const char *key)
 {
@@ -22,6 +27,75 @@ json_object *lmc_msg(const char *role, const char *type, const char *format,
 		json_object_object_add(m, "format", json_object_new_string(format));
 	json_object_object_add(m, "content", json_object_new_string(content ? content : ""));
 	return m;
+}
+
+char *lmc_base64(const unsigned char *p, size_t n)
+{
+	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out = xmalloc((n + 2) / 3 * 4 + 1), *o = out;
+	size_t i;
+
+	for (i = 0; i + 2 < n; i += 3) {
+		unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
+		*o++ = tab[v >> 18];
+		*o++ = tab[(v >> 12) & 63];
+		*o++ = tab[(v >> 6) & 63];
+		*o++ = tab[v & 63];
+	}
+	if (i < n) {
+		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0);
+		*o++ = tab[v >> 18];
+		*o++ = tab[(v >> 12) & 63];
+		*o++ = i + 1 < n ? tab[(v >> 6) & 63] : '=';
+		*o++ = '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+const char *lmc_image_media(json_object *m)
+{
+	if (strcmp(lmc_str(m, "role"), "computer") || strcmp(lmc_str(m, "type"), "image"))
+		return NULL;
+	if (strcmp(lmc_str(m, "format"), "base64.png") == 0)
+		return "image/png";
+	if (strcmp(lmc_str(m, "format"), "base64.jpeg") == 0)
+		return "image/jpeg";
+	return NULL;
+}
+
+const char lmc_image_note[] =
+	"\n[warden: the code produced an image; the user sees it, but this model does not "
+	"take images]\n";
+
+bool lmc_model_vision(const char *model, int vision)
+{
+	/* families that take images, as substrings of the model's name */
+	static const char *const yes[] = {
+		"gpt-4o", "gpt-4.1", "gpt-4-turbo", "gpt-4-vision", "gpt-5", "chatgpt-4o",
+		"o1", "o3", "o4-mini", "claude-3", "claude-sonnet-4", "claude-opus-4",
+		"claude-haiku-4", "claude-4", "gemini", "llava", "bakllava", "pixtral",
+		"vision", "-vl", "minicpm-v", "moondream", "llama4", "gemma3",
+	};
+	const char *slash;
+
+	if (vision)
+		return vision > 0;
+	if (!model)
+		return false;
+	slash = strrchr(model, '/');   /* "openai/gpt-4o" */
+	if (slash)
+		model = slash + 1;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		size_t n = strlen(yes[i]);
+		if (yes[i][0] == 'o' && yes[i][1] >= '0' && yes[i][1] <= '9') {
+			if (strncasecmp(model, yes[i], n) == 0)   /* o1, o3: a prefix only */
+				return true;
+		} else if (strcasestr(model, yes[i])) {
+			return true;
+		}
+	}
+	return false;
 }
 
 const char llm_tool_description[] =

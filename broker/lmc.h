@@ -3,6 +3,9 @@
 #ifndef BROKER_LMC_H
 #define BROKER_LMC_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include <json-c/json.h>
 
 /* The name of the one tool. */
@@ -18,6 +21,19 @@ json_object *lmc_msg(const char *role, const char *type, const char *format,
                      const char *content);
 /* A string member of a message; "" when absent or not a string. */
 const char *lmc_str(json_object *m, const char *key);
+
+/* Standard base64 (RFC 4648, padded) of n bytes: malloc'd, NUL-terminated. */
+char *lmc_base64(const unsigned char *p, size_t n);
+
+/* An image message {"role":"computer","type":"image","format":"base64.png"
+ * or "base64.jpeg"}: its media type ("image/png"), NULL for anything else. */
+const char *lmc_image_media(json_object *m);
+/* What a model that takes no images reads instead of one (static text). */
+extern const char lmc_image_note[];
+/* Whether a model takes image input, by its name (a table of families:
+ * gpt-4o, gpt-4.1, claude-3, llava, ...); vision overrides it (1 yes,
+ * -1 no, 0 the table). */
+bool lmc_model_vision(const char *model, int vision);
 
 /* The tool's JSON-schema parameters (new object) and description. */
 json_object *llm_tool_schema(void);

@@ -287,6 +287,15 @@ void ui_spinner_start(struct ui *u, const char *label)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+void ui_spinner_label(struct ui *u, const char *label)
+{
+	if (!u->spinning)
+		return;
+	pthread_mutex_lock(&u->spin_mu);
+	snprintf(u->spin_label, sizeof(u->spin_label), "%s", label);
+	pthread_mutex_unlock(&u->spin_mu);
+}
+
 void ui_spinner_stop(struct ui *u)
 {
 	if (!u->spinning)

@@ -67,6 +67,8 @@ int ui_readline(struct ui *u, const char *prompt, bool history, char **line);
 
 void ui_spinner_start(struct ui *u, const char *label);
 void ui_spinner_stop(struct ui *u);
+/* A running spinner's new label (nothing when none runs). */
+void ui_spinner_label(struct ui *u, const char *label);
 
 /* Raw model text as it streams: sanitized, rendered, written. */
 void ui_model_text(struct ui *u, const char *s, size_t n);

@@ -15,11 +15,14 @@
 /* Field codes:
  *   v version  q req  s session  b block  f flags  (u32)
  *   m stream (u8)  c count (u64)
+ *   n line (u32)
  *   P profile  L language  A audit id  Y syscall   (str, WPROTO_NAME_MAX)
+ *   F display format (str, WPROTO_NAME_MAX, one of WDISPLAY_FORMATS)
  *   W workspace (str, WPROTO_PATH_MAX)
- *   T text  J json  K langs  M limits  F jail facts  (str, WPROTO_TEXT_MAX)
+ *   T text  J json  K langs  M limits  G jail facts  (str, WPROTO_TEXT_MAX)
  *   X text, code-sized (str, WPROTO_CODE_MAX)
- *   D data: code (RUN, WPROTO_CODE_MAX) or output (OUTPUT, WPROTO_OUTPUT_CHUNK)
+ *   D data: code (RUN, WPROTO_CODE_MAX), output (OUTPUT, WPROTO_OUTPUT_CHUNK)
+ *     or rich output (DISPLAY, WPROTO_DISPLAY_MAX)
  *   l list of names (u32 n <= WPROTO_DENIED_MAX, n x str)
  * RESULT has its own layout (see put_result/get_result). */
 struct wmsg_desc {
@@ -37,7 +40,7 @@ static const struct wmsg_desc descs[] = {
 	{ WM_LANGS, "LANGS", "q" },
 	{ WM_EDIT, "EDIT", "qX" },
 	{ WM_WELCOME, "WELCOME", "vPWl" },
-	{ WM_OPENED, "OPENED", "qsAJKMF" },
+	{ WM_OPENED, "OPENED", "qsAJKMG" },
 	{ WM_OUTPUT, "OUTPUT", "sbmD" },
 	{ WM_RESULT, "RESULT", NULL },
 	{ WM_AUDIT, "AUDIT", "sbYc" },
@@ -45,6 +48,8 @@ static const struct wmsg_desc descs[] = {
 	{ WM_LANGLIST, "LANGLIST", "qK" },
 	{ WM_ERROR, "ERROR", "qsbT" },
 	{ WM_EDITED, "EDITED", "qX" },
+	{ WM_DISPLAY, "DISPLAY", "sbFD" },
+	{ WM_LINE, "LINE", "sbn" },
 };
 
 static const struct wmsg_desc *desc_of(uint8_t type)
@@ -77,7 +82,7 @@ const char *wapproval_name(unsigned a)
 static size_t str_max(char code)
 {
 	switch (code) {
-	case 'P': case 'L': case 'A': case 'Y': return WPROTO_NAME_MAX;
+	case 'P': case 'L': case 'A': case 'Y': case 'F': return WPROTO_NAME_MAX;
 	case 'W': return WPROTO_PATH_MAX;
 	case 'X': return WPROTO_CODE_MAX;
 	default: return WPROTO_TEXT_MAX;
@@ -86,7 +91,18 @@ static size_t str_max(char code)
 
 static size_t data_max(uint8_t type)
 {
-	return type == WM_OUTPUT ? WPROTO_OUTPUT_CHUNK : WPROTO_CODE_MAX;
+	return type == WM_OUTPUT ? WPROTO_OUTPUT_CHUNK
+	       : type == WM_DISPLAY ? WPROTO_DISPLAY_MAX : WPROTO_CODE_MAX;
+}
+
+bool wdisplay_format_ok(const char *format)
+{
+	static const char *const ok[] = { "png", "jpeg", "html" };
+
+	for (size_t i = 0; format && i < ARRAY_SIZE(ok); i++)
+		if (strcmp(format, ok[i]) == 0)
+			return true;
+	return false;
 }
 
 static int frame_begin(struct wbuf *out, uint8_t type, size_t *start)
@@ -123,7 +139,7 @@ static int encode(struct wbuf *out, uint8_t type, struct werr *err, ...)
 	va_start(ap, err);
 	for (const char *f = d->fields; *f && rc == 0; f++) {
 		switch (*f) {
-		case 'v': case 'q': case 's': case 'b': case 'f':
+		case 'v': case 'q': case 's': case 'b': case 'f': case 'n':
 			rc = wbuf_put_u32(out, va_arg(ap, uint32_t));
 			break;
 		case 'm':
@@ -149,6 +165,8 @@ static int encode(struct wbuf *out, uint8_t type, struct werr *err, ...)
 		default: {
 			const char *s = va_arg(ap, const char *);
 			rc = s && strlen(s) > str_max(*f) ? -1 : wbuf_put_str(out, s);
+			if (*f == 'F' && !wdisplay_format_ok(s))
+				rc = -1;
 			break;
 		}
 		}
@@ -204,6 +222,12 @@ int wproto_error(struct wbuf *o, uint32_t req, uint32_t session, uint32_t block,
 { return encode(o, WM_ERROR, err, req, session, block, message); }
 int wproto_edited(struct wbuf *o, uint32_t req, const char *text, struct werr *err)
 { return encode(o, WM_EDITED, err, req, text); }
+int wproto_display(struct wbuf *o, uint32_t session, uint32_t block, const char *format,
+                   const void *data, size_t len, struct werr *err)
+{ return encode(o, WM_DISPLAY, err, session, block, format, data, len); }
+int wproto_line(struct wbuf *o, uint32_t session, uint32_t block, uint32_t line,
+                struct werr *err)
+{ return encode(o, WM_LINE, err, session, block, line); }
 
 int wproto_result(struct wbuf *o, const struct wresult *r, struct werr *err)
 {
@@ -247,6 +271,7 @@ void wmsg_free(struct wmsg *m)
 	free(m->limits);
 	free(m->jail);
 	free(m->syscall);
+	free(m->format);
 	for (uint32_t i = 0; i < m->n_list; i++)
 		free(m->list[i]);
 	free(m->list);
@@ -265,10 +290,11 @@ static char **str_slot(struct wmsg *m, char code)
 	case 'L': return &m->language;
 	case 'A': return &m->audit_id;
 	case 'Y': return &m->syscall;
+	case 'F': return &m->format;
 	case 'J': return &m->json;
 	case 'K': return &m->langs;
 	case 'M': return &m->limits;
-	case 'F': return &m->jail;
+	case 'G': return &m->jail;
 	default: return &m->text;   /* T, X */
 	}
 }
@@ -345,6 +371,7 @@ int wproto_decode(const uint8_t *frame, size_t len, struct wmsg *m, struct werr 
 		case 'f': rc = wrd_u32(&r, &m->flags); break;
 		case 'm': rc = wrd_u8(&r, &m->stream); break;
 		case 'c': rc = wrd_u64(&r, &m->count); break;
+		case 'n': rc = wrd_u32(&r, &m->line); break;
 		case 'D': rc = wrd_bytes(&r, &m->data, &m->data_len, data_max(type)); break;
 		case 'l':
 			rc = wrd_u32(&r, &n);
@@ -360,6 +387,8 @@ int wproto_decode(const uint8_t *frame, size_t len, struct wmsg *m, struct werr 
 			break;
 		default:
 			rc = wrd_str(&r, str_slot(m, *f), str_max(*f));
+			if (rc == 0 && *f == 'F' && !wdisplay_format_ok(m->format))
+				rc = -1;
 			break;
 		}
 	}

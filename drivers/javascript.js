@@ -6,6 +6,12 @@
 // persist), flushes stdout/stderr and writes "D <status>\n" on fd 4.
 // EOF on fd 4: exit 0.  Everything is inside this function so that the
 // driver's names stay out of the global scope.
+//
+// Active line: before a block runs, `__warden_line__(N);` is put at the
+// start of each of its top-level lines where a statement surely starts (the
+// code before it ends with ';' or '}' outside any bracket, string, template
+// or comment, and the line does not continue it: else, catch, '.', ...);
+// the call writes "A N\n" on fd 4 when the line changes (supervisor/rich.h).
 (function () {
 	'use strict';
 	const fs = require('fs');
@@ -74,16 +80,111 @@
 	}
 
 	function reply(status) {
-		const msg = Buffer.from('D ' + status + '\n');
+		send('D ' + status + '\n');   // fd 4 is non-blocking under libuv: EAGAIN is retried
+	}
+
+	function send(text) {
+		const msg = Buffer.from(text);
 		for (let off = 0; off < msg.length;) {
 			try {
 				off += fs.writeSync(CTL, msg, off);
 			} catch (e) {
 				if (e.code === 'EAGAIN')
-					continue;        // fd 4 is non-blocking under libuv
-				process.exit(3);     // the supervisor is gone
+					continue;
+				process.exit(3);
 			}
 		}
+	}
+
+	// every change of line while few were sent; past 1000 in a block (a
+	// loop), at most one every 50 ms
+	const lines = { last: 0, n: 0, t: 0 };
+	Object.defineProperty(globalThis, '__warden_line__', {
+		value: function (n) {
+			if (!busy || n === lines.last)
+				return;
+			if (lines.n >= 1000) {
+				const t = Date.now();
+				if (t - lines.t < 50)
+					return;
+				lines.t = t;
+			}
+			lines.last = n;
+			lines.n++;
+			send('A ' + n + '\n');
+		},
+		enumerable: false, writable: false, configurable: false,
+	});
+
+	const CONT = /^(else\b|catch\b|finally\b|while\b|[.)\]},?:+\-*\/%&|^=<>!`]|in\b|instanceof\b|as\b)/;
+	const REGEX_AFTER = '(,=:[!&|?{};+-*%<>~^';
+
+	// The block with its top-level lines marked (see the top); code the
+	// scanner cannot follow is left as it is.
+	function markLines(code) {
+		const out = [];
+		const stack = [];       // '(', '[', '{', or '`' for a template's ${
+		let i = 0, line = 1, lineStart = 0, prev = '', mode = null;
+		let markable = true;    // at a line start: a statement may start here
+		while (i <= code.length) {
+			if (i === lineStart && mode === null && stack.length === 0 && markable) {
+				const rest = code.slice(i, code.indexOf('\n', i) < 0 ? code.length
+					: code.indexOf('\n', i)).trimStart();
+				if (rest && !rest.startsWith('//') && !rest.startsWith('/*') && !CONT.test(rest))
+					out.push('__warden_line__(' + line + ');');
+			}
+			if (i === code.length)
+				break;
+			const c = code[i], d = code[i + 1];
+			out.push(c);
+			i++;
+			if (c === '\n') {
+				line++;
+				lineStart = i;
+				if (mode === 'line')
+					mode = null;
+				markable = mode === null && (prev === '' || prev === ';' || prev === '}');
+				continue;
+			}
+			if (mode === 'line')
+				continue;
+			if (mode === 'block') {
+				if (c === '*' && d === '/') { out.push(d); i++; mode = null; }
+				continue;
+			}
+			if (mode === "'" || mode === '"' || mode === 're') {
+				if (c === '\\' && i < code.length) { out.push(code[i]); if (code[i] === '\n') { line++; lineStart = i + 1; } i++; continue; }
+				if (mode === 're' && c === '[') { mode = 'rec'; continue; }
+				if (c === mode || (mode === 're' && c === '/')) { mode = null; prev = 'x'; }
+				continue;
+			}
+			if (mode === 'rec') {
+				if (c === '\\' && i < code.length) { out.push(code[i]); i++; }
+				else if (c === ']') mode = 're';
+				continue;
+			}
+			if (mode === '`') {
+				if (c === '\\' && i < code.length) { out.push(code[i]); if (code[i] === '\n') { line++; lineStart = i + 1; } i++; continue; }
+				if (c === '`') { mode = null; prev = 'x'; }
+				else if (c === '$' && d === '{') { out.push(d); i++; stack.push('`'); mode = null; prev = '{'; }
+				continue;
+			}
+			if (c === ' ' || c === '\t' || c === '\r')
+				continue;
+			if (c === '/' && d === '/') { mode = 'line'; continue; }
+			if (c === '/' && d === '*') { out.push(d); i++; mode = 'block'; continue; }
+			if (c === '/' && (prev === '' || REGEX_AFTER.includes(prev))) { mode = 're'; continue; }
+			if (c === "'" || c === '"' || c === '`') { mode = c; continue; }
+			if (c === '(' || c === '[' || c === '{') stack.push(c);
+			else if (c === ')' || c === ']' || c === '}') {
+				const top = stack.pop();
+				if (top === undefined)
+					return code;            // unbalanced: leave it to the parser
+				if (top === '`') { mode = '`'; continue; }
+			}
+			prev = c;
+		}
+		return mode === null && stack.length === 0 ? out.join('') : code;
 	}
 
 	function isInterrupt(e) {
@@ -93,6 +194,8 @@
 	async function runBlock(code) {
 		const filename = 'block';
 		n++;
+		lines.last = lines.n = 0;
+		code = markLines(code);
 		let script;
 		try {
 			script = new vm.Script(code, { filename });

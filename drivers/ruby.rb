@@ -2,7 +2,9 @@
 # Run as `ruby -e <this text>` inside the jail.  Reads "R <len>\n" + <len>
 # bytes of UTF-8 code from fd 4, evals the block in TOPLEVEL_BINDING (local
 # variables, methods, classes and requires persist), flushes $stdout and
-# $stderr and writes "D <status>\n" on fd 4.  EOF: exit 0.  The driver runs
+# $stderr and writes "D <status>\n" on fd 4.  EOF: exit 0.  The value of a
+# final expression is shown (inspect), as irb does, unless the last
+# statement is an assignment or a definition or the value is nil.  The driver runs
 # inside a lambda so that its locals are not in the top-level binding.
 lambda do
   ctl = IO.for_fd(4, 'r+b', autoclose: false)
@@ -65,14 +67,27 @@ lambda do
     STDERR.write("#{e.class}: #{e.message}\n") rescue nil
   end
 
+  # the value of the block's last statement is worth showing
+  shown = lambda do |code|
+    require 'ripper'
+    tree = Ripper.sexp(code)
+    stmts = tree && tree[1]
+    last = stmts.is_a?(Array) ? stmts.last : nil
+    last.is_a?(Array) &&
+      !%i[assign opassign massign def defs class module void_stmt alias undef].include?(last[0])
+  rescue StandardError
+    false
+  end
+
   loop do
     code = read_frame.call
     exit!(0) if code.nil?
     status =
       begin
         running = true
-        eval(code, TOPLEVEL_BINDING, 'block', 1)
+        value = eval(code, TOPLEVEL_BINDING, 'block', 1)
         running = false
+        $stdout.write("#{value.inspect}\n") if !value.nil? && shown.call(code)
         0
       rescue SystemExit => e
         running = false

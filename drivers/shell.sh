@@ -6,6 +6,12 @@
 # <status> is the block's $?.  EOF on fd 4: exit 0.  `exit` in a block ends
 # the session.  The driver's own variables are named __warden_*.
 #
+# Active line: while the block runs, a DEBUG trap writes "A <line>\n" (the
+# block's line, 1-based, each change) to fd 62, a copy of fd 4 that only
+# the block has (fd 4 itself stays closed for it, as before).  Functions
+# and subshells do not run the trap (no functrace), so their lines are
+# not reported; a DEBUG trap of the block's own is replaced at its end.
+#
 # Interrupts: pid 1 of a pid namespace ignores a signal it has no handler
 # for, so SIGINT is trapped (the trap does nothing).  When SIGINT reaches the
 # process group, the foreground command (sleep, python, ...) dies of it and
@@ -23,6 +29,14 @@ __warden_read() {
 	local LC_ALL=C IFS=
 	builtin read -r -d '' -N "$__warden_len" __warden_code <&4
 	[ "${#__warden_code}" -eq "$__warden_len" ]
+}
+__warden_al() {
+	local n=$(($1 - __warden_base + 1))
+	if ((n >= 1 && n != __warden_last)); then
+		__warden_last=$n
+		builtin printf "A %d\n" "$n" 2>/dev/null >&62
+	fi
+	return 0
 }
 while :; do
 	__warden_hdr=
@@ -43,8 +57,12 @@ while :; do
 	esac
 	__warden_code=
 	[ "$__warden_len" -eq 0 ] || __warden_read || __warden_bad 'fd 4 closed inside a code block'
-	# the block runs with stdin on /dev/null and without fd 4
-	builtin eval "$__warden_code" </dev/null 4<&-
+	# the block runs with stdin on /dev/null and without fd 4; its lines
+	# are counted from this one (eval's LINENO is this line plus the
+	# block's line minus 1), so the base, the trap and eval share it
+	__warden_last=0
+	__warden_base=$LINENO; builtin trap '[[ $BASH_COMMAND == __warden_* || $BASH_COMMAND == "builtin "[et]* ]] || __warden_al "$LINENO"' DEBUG; builtin eval "$__warden_code" </dev/null 62>&4 4<&-
 	__warden_st=$?
+	builtin trap - DEBUG
 	builtin printf 'D %d\n' "$__warden_st" >&4 || builtin exit 3
 done

@@ -12,10 +12,15 @@
  *                          stderr), 130 interrupted (SIGINT), or the code's
  *                          own exit status (sys.exit(3) -> 3, and the
  *                          session goes on where the language allows).
+ *   driver -> supervisor   while a block runs, before its "D":
+ *                          "A <line>\n" the block's running line (1-based),
+ *                          "M <png|jpeg|html> <len>\n" then <len> bytes:
+ *                          an image or HTML the block displayed
+ *                          (supervisor/rich.h has the bounds).
  *
  * Nothing is ever signalled through stdout or stderr, so code that prints
  * marker-like text cannot confuse a session.  The supervisor treats every
- * byte from fd 4 as hostile: anything but a well-formed "D <n>\n" ends the
+ * byte from fd 4 as hostile: anything but a well-formed "D", "A" or "M" ends the
  * jail.  SIGINT is sent to the driver's whole process group; each driver
  * installs a SIGINT handler (pid 1 of a pid namespace ignores signals it
  * has no handler for) and turns it into the language's interrupt

@@ -135,6 +135,7 @@ static void jail_destroy(struct sv *sv, struct sv_jail *j)
 	wnotify_free(&j->notify);
 	jr_end(&j->jr);           /* reaped above: its host uid slot and cgroup go */
 	wbuf_free(&j->ctl_out);
+	rich_free(&j->rich);
 	free(j->tail);
 	j->tail = NULL;
 	if (j->s) {
@@ -490,8 +491,18 @@ static void on_ctl(struct wloop *l, struct wsrc *src, uint32_t events)
 	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
 		char c;
 		for (;;) {
-			ssize_t n = read(src->fd, &c, 1);
+			ssize_t n;
 			int status;
+			if (j->rich.left) {   /* an "M" frame's bytes (rich.c) */
+				n = rich_read(sv, j, src->fd);
+				if (n == 0)
+					break;
+				if (n > 0)
+					continue;
+				wloop_unwatch(&sv->loop, src);
+				return;
+			}
+			n = read(src->fd, &c, 1);
 			if (n < 0 && (errno == EAGAIN || errno == EINTR))
 				break;
 			if (n <= 0) {
@@ -508,8 +519,12 @@ static void on_ctl(struct wloop *l, struct wsrc *src, uint32_t events)
 			}
 			j->ctl_in[j->ctl_in_len] = '\0';
 			j->ctl_in_len = 0;
-			if (!j->busy || j->ctl_out.len || j->done_pending ||
-			    parse_done(j->ctl_in, &status) < 0)
+			if (!j->busy || j->ctl_out.len || j->done_pending)
+				goto broken;
+			n = rich_line(sv, j, j->ctl_in);
+			if (n > 0)
+				continue;
+			if (n < 0 || parse_done(j->ctl_in, &status) < 0)
 				goto broken;
 			if (!j->s->pol->limits.background && !j->s->oneshot) {
 				/* The driver's word is not trusted: what the block
@@ -785,6 +800,7 @@ int sess_run(struct sv *sv, struct sv_sess *s, uint32_t block, const char *langu
 	j->jr.killed_for = WB__N;
 	j->out_total = 0;
 	j->idle_out = 0;
+	rich_block_start(&j->rich);
 	j->t0_ms = sv_now_ms();
 	{
 		struct wcg_stats st;

@@ -26,6 +26,7 @@
 #include "warden/reaper.h"
 #include "jailrun.h"
 #include "loop.h"
+#include "rich.h"
 
 /* One jail running one language's driver, for one session. */
 struct sv_jail {
@@ -48,6 +49,7 @@ struct sv_jail {
 	struct wbuf ctl_out;            /* the block's frame, while the driver reads it */
 	char ctl_in[32];                /* "D <n>\n" being read */
 	size_t ctl_in_len;
+	struct sv_rich rich;            /* "M"/"A" from the driver (rich.h) */
 	bool paused;                    /* output not polled: the broker is behind */
 	/* the running block */
 	bool busy, fresh, interrupted;

@@ -28,6 +28,18 @@
  *   EDIT       req, text                      LANGLIST req, languages JSON
  *                                             EDITED   req, text
  *                                             ERROR    req, session, block, message
+ *                                             DISPLAY  session, block, format, data
+ *                                             LINE     session, block, line
+ *
+ * DISPLAY is rich output a block produced (a figure, an image, HTML): its
+ * format is one of WDISPLAY_FORMATS ("png", "jpeg", "html"), its data the
+ * raw bytes (the image file, the HTML text), at most WPROTO_DISPLAY_MAX and
+ * never more than the policy's output limit (the supervisor drops a larger
+ * one and says so on stderr).  LINE is the line of the block that runs now
+ * (1-based); the block's end implies "no line" (serve's active_line null).
+ * Both come from the jail's driver (supervisor/lang.h): they are the
+ * block's own word, as its stdout is, and carry nothing the block could
+ * not print.
  *
  * EDIT asks the supervisor to open text in the user's $VISUAL/$EDITOR on the
  * terminal (warden chat's `e` at the approval prompt: the broker cannot run
@@ -61,7 +73,7 @@
 #include "warden/err.h"
 #include "warden/reason.h"
 
-#define WPROTO_VERSION 3   /* 2: OPENED carries the limits JSON; 3: and the jail JSON */
+#define WPROTO_VERSION 3   /* 2: OPENED carries the limits JSON; 3: and the jail JSON; DISPLAY, LINE */
 #define WPROTO_FRAME_MAX (4u * 1024 * 1024)  /* whole frame, header included */
 #define WPROTO_CODE_MAX (1u * 1024 * 1024)   /* one code block */
 #define WPROTO_OUTPUT_CHUNK (64u * 1024)     /* one OUTPUT frame's data */
@@ -69,6 +81,8 @@
 #define WPROTO_PATH_MAX 4096
 #define WPROTO_TEXT_MAX (256u * 1024)        /* messages, JSON documents */
 #define WPROTO_DENIED_MAX 64                 /* denied syscall entries in a RESULT */
+#define WPROTO_DISPLAY_MAX (3u * 1024 * 1024) /* one DISPLAY frame's data */
+#define WDISPLAY_FORMATS "png jpeg html"     /* DISPLAY's closed set of formats */
 
 enum wmsg_type {
 	/* broker -> supervisor */
@@ -89,7 +103,11 @@ enum wmsg_type {
 	WM_LANGLIST = 70,
 	WM_ERROR = 71,
 	WM_EDITED = 72,
+	WM_DISPLAY = 73,
+	WM_LINE = 74,
 };
+/* "png", "jpeg" or "html" (WDISPLAY_FORMATS): true; anything else false. */
+bool wdisplay_format_ok(const char *format);
 const char *wmsg_type_name(uint8_t type);   /* "RUN", or "unknown" */
 
 /* OPEN flags */
@@ -132,7 +150,7 @@ struct wresult {
 /* A decoded frame.  Only the fields of its type are set (WELCOME: version,
  * profile, workspace, list; OPENED: req, session, audit_id, json = policy,
  * langs, limits, jail; RUN: language, data = code, flags = approval; EDIT/EDITED/ERROR:
- * text; AUDIT: syscall, count); strings are
+ * text; AUDIT: syscall, count; DISPLAY: format, data; LINE: line); strings are
  * malloc'd and owned (wmsg_free), `data` points into the frame buffer and
  * is valid until the next read on the same connection. */
 struct wmsg {
@@ -145,8 +163,10 @@ struct wmsg {
 	char *limits;                          /* OPENED: limits JSON */
 	char *jail;                            /* OPENED: jail JSON */
 	char *syscall;                         /* AUDIT */
+	char *format;                          /* DISPLAY */
+	uint32_t line;                         /* LINE */
 	char **list; uint32_t n_list;          /* WELCOME's allowed profiles */
-	const uint8_t *data; size_t data_len;  /* RUN code, OUTPUT data */
+	const uint8_t *data; size_t data_len;  /* RUN code, OUTPUT/DISPLAY data */
 	struct wresult res;                    /* RESULT */
 };
 void wmsg_free(struct wmsg *m);   /* frees owned fields, zeroes m */
@@ -184,6 +204,11 @@ int wproto_langlist(struct wbuf *out, uint32_t req, const char *languages_json,
 int wproto_edited(struct wbuf *out, uint32_t req, const char *text, struct werr *err);
 int wproto_error(struct wbuf *out, uint32_t req, uint32_t session, uint32_t block,
                  const char *message, struct werr *err);
+/* format must pass wdisplay_format_ok (else -1), len <= WPROTO_DISPLAY_MAX. */
+int wproto_display(struct wbuf *out, uint32_t session, uint32_t block, const char *format,
+                   const void *data, size_t len, struct werr *err);
+int wproto_line(struct wbuf *out, uint32_t session, uint32_t block, uint32_t line,
+                struct werr *err);
 
 /* --- decoding -----------------------------------------------------------
  * wproto_frame_len: how many bytes the first frame in buf[0..len) needs.

@@ -125,7 +125,7 @@ class Serve:
             evs.append(ev)
             if ev.get("event") in ("result", "error"):
                 break
-            if ev.get("type") == "console" and "content" in ev:
+            if ev.get("type") == "console" and ev.get("format") == "output" and "content" in ev:
                 (err if ev.get("stream") == "stderr" else out).append(ev["content"])
         return "".join(out), "".join(err), evs[-1], evs
 
@@ -285,7 +285,7 @@ def sc_interrupt(s, args):
     ok_result(s.run(sid, "python", "import time\ny = 3")[2], "setup")
     rid = s.start(sid, "python", "print('sleeping', flush=True)\ntime.sleep(60)\nprint('woke')")
     # print() may write "sleeping" and "\n" in two chunks
-    s.wait(lambda e: e.get("id") == rid and "sleeping" in e.get("content", ""),
+    s.wait(lambda e: e.get("id") == rid and "sleeping" in str(e.get("content", "")),
            what="the block to start sleeping")
     iid = s.send({"op": "interrupt", "session": sid})
     ev = s.wait_id(iid)
@@ -627,8 +627,9 @@ def sc_forged_done(s, args):
             "            os._exit(0)\n"
             "        os.waitpid(pid, 0)\n"
             "threading.Thread(target=spin, daemon=True).start()\n"
-            "os.write(4, b'D 0\\n')\n"
-            "time.sleep(1000)\n" % m)
+            # one line: the driver's next active line (an "A" after the
+            # forged "D") would end the jail at once (supervisor/rich.c)
+            "os.write(4, b'D 0\\n'); time.sleep(1000)\n" % m)
     out, err, res, _ = s.run(sid, "python", code)
     check(res.get("event") == "result", "the forged block: %s" % res)
     wait_running(m, "the spinning driver", find=pgrep_name)
@@ -660,7 +661,7 @@ def sc_broker_death(s, args):
     marker = "1234.%05d" % random.randint(0, 99999)
     sid = s.open()
     rid = s.start(sid, "shell", "echo started; sleep %s; echo never" % marker)
-    s.wait(lambda e: e.get("id") == rid and "started" in e.get("content", ""),
+    s.wait(lambda e: e.get("id") == rid and "started" in str(e.get("content", "")),
            what="the block to start")
     deadline = time.monotonic() + WAIT
     pids = []

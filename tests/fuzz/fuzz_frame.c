@@ -35,6 +35,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			case WM_RESULT:
 				(void)wproto_result(&out, &m.res, &err);
 				break;
+			case WM_DISPLAY:
+				(void)wproto_display(&out, m.session, m.block, m.format, m.data,
+				                     m.data_len, &err);
+				break;
+			case WM_LINE:
+				(void)wproto_line(&out, m.session, m.block, m.line, &err);
+				break;
 			case WM_WELCOME:
 				(void)wproto_welcome(&out, m.version, m.profile, m.workspace, m.list,
 				                     m.n_list, &err);

@@ -114,7 +114,49 @@ static void test_round_trip(void **state)
 	decode_ok(&b, &m);
 	assert_string_equal(m.text, "no open session 1");
 	wmsg_free(&m);
+
+	/* rich output: an image is bytes, NUL included */
+	wbuf_reset(&b);
+	assert_int_equal(wproto_display(&b, 1, 2, "png", "\x89PNG\0", 5, &err), 0);
+	decode_ok(&b, &m);
+	assert_int_equal(m.type, WM_DISPLAY);
+	assert_int_equal(m.block, 2);
+	assert_string_equal(m.format, "png");
+	assert_int_equal(m.data_len, 5);
+	assert_memory_equal(m.data, "\x89PNG\0", 5);
+	wmsg_free(&m);
+
+	wbuf_reset(&b);
+	assert_int_equal(wproto_line(&b, 1, 2, 3, &err), 0);
+	decode_ok(&b, &m);
+	assert_int_equal(m.type, WM_LINE);
+	assert_int_equal(m.line, 3);
+	wmsg_free(&m);
 	wbuf_free(&b);
+}
+
+/* DISPLAY's format is a closed set on both sides; its data has its own bound. */
+static void test_display_bounds(void **state)
+{
+	static const uint8_t bad_fmt[] = { 0, 0, 0, 23, WM_DISPLAY, 0, 0, 0, 1, 0, 0, 0, 2,
+	                                   0, 0, 0, 3, 's', 'v', 'g', 0, 0, 0, 3, '<', 'a', '>' };
+	struct wbuf b;
+	struct werr err = { 0 };
+	uint8_t *big = calloc(1, WPROTO_DISPLAY_MAX + 1);
+
+	(void)state;
+	wbuf_init(&b, WPROTO_FRAME_MAX);
+	assert_int_equal(wproto_display(&b, 1, 2, "svg", "<a>", 3, &err), -1);
+	assert_int_equal(wproto_display(&b, 1, 2, NULL, "<a>", 3, &err), -1);
+	assert_int_equal(b.len, 0);
+	assert_int_equal(wproto_display(&b, 1, 2, "png", big, WPROTO_DISPLAY_MAX + 1, &err), -1);
+	assert_int_equal(b.len, 0);
+	assert_int_equal(wproto_display(&b, 1, 2, "png", big, WPROTO_DISPLAY_MAX, &err), 0);
+	assert_true(wdisplay_format_ok("jpeg") && wdisplay_format_ok("html"));
+	assert_false(wdisplay_format_ok("PNG") || wdisplay_format_ok(""));
+	decode_bad(bad_fmt, sizeof(bad_fmt), "field 'F'");
+	wbuf_free(&b);
+	free(big);
 }
 
 static void test_result_round_trip(void **state)
@@ -354,6 +396,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_display_bounds),
 		cmocka_unit_test(test_result_round_trip),
 		cmocka_unit_test(test_encoder_bounds),
 		cmocka_unit_test(test_frame_len),
