@@ -27,7 +27,7 @@ long jail_clone_as(struct clone_args *ca, uid_t uid, gid_t gid, int *pidfd, stru
 /* jail/mounts.c: steps 3-4, build the tmpfs root, pivot_root, detach the
  * host.  On return the cwd is the workspace. */
 int jail_mounts(const struct jail_spec *spec, const struct wplan *plan, struct werr *err);
-/* jail/net.c: step 5, bring lo up through libnl-route. */
+/* jail/net.c: step 5, bring lo up (one ioctl). */
 int jail_net_lo_up(struct werr *err);
 /* jail/caps.c: step 9, drop every capability, bounding and ambient too. */
 int jail_drop_caps(struct werr *err);

@@ -275,6 +275,7 @@ static void on_exit_ev(struct wloop *lp, struct wsrc *src, uint32_t events)
 	struct run *r = run_of(lp);
 
 	r->exited = true;
+	wtiming_mark(WT_EXITED);
 	wloop_forget(lp, src);   /* the pidfd is reaped by wrun */
 	check_done(r);
 }
@@ -514,6 +515,7 @@ static int run_start(struct run *r, const struct jail_spec *spec, struct wrun_re
 		return -1;
 	}
 	wtiming("jail start");
+	wtiming_mark(WT_EXEC);
 	/* the jail holds its own copies now */
 	closep(&r->out_p[1]);
 	closep(&r->err_p[1]);
@@ -712,7 +714,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	struct jail_spec spec = { 0 };
 	int ret = -1;
 
-	wtiming(NULL);
+	wtiming("command line");
 	memset(res, 0, sizeof(*res));
 	res->reason = WB_ERROR;
 	res->exit_status = 125;
@@ -738,6 +740,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	run_judge(r, res);
 	run_report(r, res);
 	wtiming("summary");
+	wtiming_mark(WT_REPORTED);
 	ret = 0;
 out:
 	run_free(r);

@@ -10,8 +10,8 @@ B=build-fuzz
 SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer"
 make -s BUILD=$B CC=clang WARN="-Wall -Wno-unused-parameter" OPT="-O1 -g $SAN" HARDEN="" LDFLAGS="-fsanitize=address,undefined" \
 	$B/libwarden.a $B/libbroker.a $B/filters.o
-libs="$(pkg-config --libs libseccomp libcap json-c libnl-3.0 libnl-route-3.0 libcrypto libcurl libedit)"
-cflags="-std=gnu11 -D_GNU_SOURCE -Iinclude -Ibroker -Isupervisor $(pkg-config --cflags json-c libnl-3.0)"
+libs="$(pkg-config --libs libseccomp libcap json-c libcurl libedit)"
+cflags="-std=gnu11 -D_GNU_SOURCE -Iinclude -Ibroker -Isupervisor $(pkg-config --cflags json-c)"
 rc=0
 for src in "$@"; do
 	name=$(basename "$src" .c)
