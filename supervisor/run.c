@@ -421,9 +421,8 @@ static int run_prepare(struct run *r, struct jail_spec *spec, struct werr *err)
 	const struct wrun_opts *o = r->o;
 	char cgname[64];
 
-	/* cgroups left by a SIGKILLed warden are collected first */
-	wcg_gc();
-	wtiming("cgroup gc");
+	/* cgroups left by a SIGKILLed warden: collected by the watchdog
+	 * (jr_prepare), off this path */
 	snprintf(cgname, sizeof(cgname), "warden-%d-%u", getpid(), run_counter++);
 	jr_init(&r->jr, r->pol);
 	if (jr_prepare(&r->jr, cgname, true, spec, err) < 0)
