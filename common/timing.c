@@ -106,7 +106,6 @@ void wtiming_main(void)
 	if (!enabled())
 		return;
 	t_main = now_ms(CLOCK_MONOTONIC);
-	clock_gettime(CLOCK_MONOTONIC, &last);
 	main_pid = getpid();
 	/* field 22, starttime, after the comm field (which may hold ") ") */
 	if ((f = fopen("/proc/self/stat", "re"))) {
@@ -124,4 +123,6 @@ void wtiming_main(void)
 		fclose(f);
 	}
 	atexit(at_exit);
+	/* the first phase starts after the profiler's own reads */
+	clock_gettime(CLOCK_MONOTONIC, &last);
 }
