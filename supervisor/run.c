@@ -211,6 +211,11 @@ static void on_output(struct wloop *lp, struct wsrc *src, uint32_t events)
 		if (room && !r->out_closed)
 			(void)put_out(r, dst, san, r->buf, (size_t)room);
 		r->output = r->output_limit;
+		/* A program that wrote its whole output into the pipe (1 MiB
+		 * fits) may have exited before the relay reached the limit:
+		 * the output was still cut, so that is why the run ended. */
+		if (r->exited && r->jr.killed_for == WB__N)
+			r->jr.killed_for = WB_OUTPUT;
 		kill_jail(r, WB_OUTPUT);
 		return;
 	}
