@@ -443,7 +443,8 @@ PY
 		grep -qx "stderr reopen: EACCES" "$WS.out"
 		grep -q '"output_bytes": null' "$WS.json"
 	else
-		grep -q '"output_bytes": 8' "$WS.json"
+		# relayed: counted (stdout and stderr)
+		grep -Eq '"output_bytes": [1-9][0-9]*,' "$WS.json"
 	fi
 	grep -qx "nonblock False" "$WS.out"
 	grep -qx "size True" "$WS.out"
