@@ -301,7 +301,7 @@ static int write_id_maps(pid_t pid, const struct wplan *plan, struct werr *err)
 /* Read the child's report: an error, or READY (+ listener fd) then STARTED. */
 static int read_report(int sync, struct jail *out, struct werr *err)
 {
-	bool ready = false;
+	bool ready = false, reset = false;
 
 	for (;;) {
 		struct sync_frame f;
@@ -313,6 +313,13 @@ static int read_report(int sync, struct jail *out, struct werr *err)
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		/* The child's setup failed while "attached" was on its way: it
+		 * exited with that byte unread, so the kernel reports a reset
+		 * once (and clears it); its error report is still queued. */
+		if (n < 0 && errno == ECONNRESET && !reset) {
+			reset = true;
+			continue;
+		}
 		if (n < 0)
 			return werr_set(err, errno, "reading the jail's report");
 		if (n == 0) /* EOF: the child died */
