@@ -4,7 +4,7 @@ CC      ?= cc
 PREFIX  ?= /usr/local
 DESTDIR ?=
 BUILD   ?= build
-PKGS     = libseccomp libcap json-c libnl-3.0 libnl-route-3.0 libcrypto libcares
+PKGS     = libseccomp libcap json-c libnl-3.0 libnl-route-3.0 nettle libcares
 # Only the broker talks to LLMs and the terminal: the supervisor never links these.
 BROKER_PKGS = libcurl libedit
 

@@ -200,24 +200,6 @@ void format_duration_ms(uint64_t ms, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64 "ms", ms);
 }
 
-void wtiming(const char *what)
-{
-	static int on = -1;
-	static struct timespec last;
-	struct timespec now;
-
-	if (on < 0)
-		on = getenv("WARDEN_TIMING") != NULL;
-	if (!on)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (what)
-		fprintf(stderr, "warden: timing: [%d] %-16s %8.3f ms\n", getpid(), what,
-		        (double)(now.tv_sec - last.tv_sec) * 1e3 +
-		        (double)(now.tv_nsec - last.tv_nsec) / 1e6);
-	last = now;
-}
-
 int write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

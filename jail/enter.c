@@ -8,14 +8,16 @@
  *          NEWIPC|NEWUTS, pidfd,          PDEATHSIG=SIGKILL; wait for "go"
  *          [INTO_CGROUP]); as root from a
  *          helper with the slot's ids only
- *   uid_map/gid_map, attach cgroups
- *   send "go"                       -->  0  new cgroup namespace (rooted at the
- *                                          jail's cgroup), new session
- *                                       3-4 mounts, pivot_root (jail/mounts.c)
+ *   uid_map/gid_map
+ *   send "go"                       -->     new session
+ *   attach cgroups (meanwhile)          3-4 mounts, pivot_root (jail/mounts.c)
  *                                       5  lo up (modes loopback, proxy)
- *   receive the proxy's listener    <--  5b proxy: listen on 127.0.0.1:3128,
- *   (struct jail proxy_fd)                  send it (SYNC_PROXY), close it
+ *                                       5b proxy: listen on 127.0.0.1:3128,
+ *                                          send it (SYNC_PROXY), close it
  *                                       6  hostname
+ *   send "attached"                 -->     wait for "attached"
+ *                                       0  new cgroup namespace (rooted at the
+ *                                          jail's cgroup)
  *                                       7  stdio, close every other fd
  *                                       8  rlimits (after 7: see below)
  *                                       9  drop capabilities   10 no_new_privs
@@ -34,6 +36,15 @@
  * (crun's idea).  After STARTED the socket stays open: init reports the
  * program's real wait status on it, and acks sweeps (jail_sweep).
  *
+ * The cgroup attach overlaps steps 3-6.  On cgroup v1 the first write to
+ * cgroup.procs after a while waits for an RCU grace period (the kernel's
+ * cgroup_threadgroup_rwsem; 1-20 ms on this VM), and nothing in 3-6 needs
+ * the cgroup: it is warden's own code, which forks nothing and allocates
+ * little, so its memory is charged to warden's group for that time.  The
+ * child waits for "attached" before anything the jail controls: the
+ * cgroup namespace (0, which must be rooted at the jail's group, so it
+ * moved after the wait), the fds, the limits and the program.
+ *
  * Steps 7 and 8 are swapped from ../shared/design.md's order: the child
  * inherits every fd the supervisor holds (hundreds with many sessions),
  * and an open-files limit applied first (say 64) leaves no free number
@@ -44,6 +55,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -176,12 +188,6 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 		_exit(125);
 
 	wtiming("released");
-	/* 0. The cgroup namespace is created now, after the parent attached
-	 * us, so the jail sees its own group as "/". */
-	if (unshare(CLONE_NEWCGROUP) < 0) {
-		werr_set(&e, errno, "creating the cgroup namespace");
-		child_fail(sync, SYNC_ERROR, &e);
-	}
 	if (spec->new_session && setsid() < 0) {
 		werr_set(&e, errno, "setsid");
 		child_fail(sync, SYNC_ERROR, &e);
@@ -190,7 +196,7 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 		werr_set(&e, errno, "clearing supplementary groups");
 		child_fail(sync, SYNC_ERROR, &e);
 	}
-	wtiming("cgns+setsid");
+	wtiming("setsid");
 	/* 3-4 */
 	if (jail_mounts(spec, plan, &e) < 0)
 		child_fail(sync, SYNC_ERROR, &e);
@@ -211,6 +217,17 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 		}
 	}
 	wtiming("hostname");
+	/* the parent attached us to the jail's cgroups meanwhile (see the
+	 * header); EOF: it failed and kills us */
+	if (read(sync, &go, 1) != 1 || go != SYNC_ATTACHED)
+		_exit(125);
+	wtiming("attached (wait)");
+	/* 0. The cgroup namespace is created now, after the parent attached
+	 * us, so the jail sees its own group as "/". */
+	if (unshare(CLONE_NEWCGROUP) < 0) {
+		werr_set(&e, errno, "creating the cgroup namespace");
+		child_fail(sync, SYNC_ERROR, &e);
+	}
 	/* 7: before the rlimits, so RLIMIT_NOFILE never counts the
 	 * supervisor's inherited fds (see the header) */
 	if (child_fds(spec, &sync, &e) < 0)
@@ -309,7 +326,7 @@ static int check_listener(int fd, struct werr *err)
  * listener, READY (+ seccomp listener fd) then STARTED. */
 static int read_report(int sync, struct jail *out, bool want_proxy, struct werr *err)
 {
-	bool ready = false;
+	bool ready = false, reset = false;
 
 	for (;;) {
 		struct sync_frame f;
@@ -322,6 +339,13 @@ static int read_report(int sync, struct jail *out, bool want_proxy, struct werr 
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		/* The child's setup failed while "attached" was on its way: it
+		 * exited with that byte unread, so the kernel reports a reset
+		 * once (and clears it); its error report is still queued. */
+		if (n < 0 && errno == ECONNRESET && !reset) {
+			reset = true;
+			continue;
+		}
 		if (n < 0)
 			return werr_set(err, errno, "reading the jail's report");
 		if (n == 0) /* EOF: the child died */
@@ -444,14 +468,25 @@ int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err)
 
 	/* v1 hierarchies always need the pid written; on v2 it is already in
 	 * place when cloned into the group, and writing it again is a no-op. */
-	if (write_id_maps(out->pid, &plan, err) < 0 ||
-	    (spec->cg && wcg_attach(spec->cg, out->pid, err) < 0))
+	if (write_id_maps(out->pid, &plan, err) < 0)
 		goto fail;
-	wtiming("clone+maps+attach");
+	wtiming("clone+maps");
 	if (write(sp[0], &(char){ SYNC_GO }, 1) != 1) {
 		werr_set(err, errno, "starting the jail");
 		goto fail;
 	}
+	/* while the child mounts (see the header) */
+	if ((spec->cg && wcg_attach(spec->cg, out->pid, err) < 0) ||
+	    (send(sp[0], &(char){ SYNC_ATTACHED }, 1, MSG_NOSIGNAL) != 1 &&
+	     werr_set(err, errno, "starting the jail") < 0)) {
+		/* A child whose setup failed meanwhile has exited (so the
+		 * attach or the write failed): its own report says why. */
+		struct pollfd p = { .fd = sp[0], .events = POLLIN };
+		if (poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
+			(void)read_report(sp[0], out, spec->pol->net == WNET_PROXY, err);
+		goto fail;
+	}
+	wtiming("cgroup attach");
 	if (read_report(sp[0], out, spec->pol->net == WNET_PROXY, err) < 0)
 		goto fail;
 	wtiming("child ready+exec");

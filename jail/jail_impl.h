@@ -42,7 +42,8 @@ int jail_landlock(const struct jail_spec *spec, const struct wplan *plan,
  * one SOCK_SEQPACKET message each.  Until SYNC_STARTED they are the entry's
  * report (jail/enter.c); after it, init's reports (jail/init.c). */
 enum sync_msg {
-	SYNC_GO = 'G',          /* parent -> child: ids mapped, cgroups attached */
+	SYNC_GO = 'G',          /* parent -> child: ids mapped: set up the mounts */
+	SYNC_ATTACHED = 'A',    /* parent -> child: cgroups attached: go on */
 	SYNC_ERROR = 'E',       /* setup failed: err */
 	SYNC_PROXY = 'P',       /* proxy mode: the proxy's listener (SCM_RIGHTS) */
 	SYNC_READY = 'R',       /* confined (+ the seccomp listener, landlock_abi) */

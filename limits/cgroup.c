@@ -405,6 +405,18 @@ removed:
 	free(cg);
 }
 
+void wcg_free(struct wcg *cg)
+{
+	if (!cg)
+		return;
+	for (size_t i = 0; i < cg->n; i++) {
+		if (cg->dir[i].fd >= 0)
+			close(cg->dir[i].fd);
+		free(cg->dir[i].path);
+	}
+	free(cg);
+}
+
 /* ---- start-up cleanup ---- */
 
 /* Is "warden-<pid>-..." the group of a warden that is gone? */

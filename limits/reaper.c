@@ -53,9 +53,13 @@ void wreaper_start(struct wreaper *r, struct wcg *cg)
 		close(1);
 		while (read(p[0], &c, 1) < 0 && errno == EINTR)
 			;
-		/* warden has closed its end: normally after removing the groups
-		 * (then this finds nothing), or because it died. */
+		/* warden has closed its end: after reporting the run (handed
+		 * over), or because it died. */
 		wcg_destroy(cg);
+		/* then the groups of wardens that were SIGKILLed (with their
+		 * watchdogs): work that no run waits for, done once warden no
+		 * longer competes for the CPU */
+		wcg_gc();
 		_exit(0);
 	}
 	close(p[0]);
@@ -80,6 +84,20 @@ void wreaper_stop(struct wreaper *r)
 			while (waitpid(r->pid, NULL, 0) < 0 && errno == EINTR)
 				;
 	}
+	r->pid = 0;
+}
+
+void wreaper_handover(struct wreaper *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	/* not waited for: the process exits soon, or a later start reaps */
+	for (size_t i = 0; r->pid > 0 && i < sizeof(pending) / sizeof(pending[0]); i++)
+		if (pending[i] <= 0) {
+			pending[i] = r->pid;
+			break;
+		}
 	r->pid = 0;
 }
 

@@ -1,7 +1,6 @@
 /* The jail's environment, workspaces and ids (supervisor/sv.h). */
 #include <dirent.h>
 #include <errno.h>
-#include <openssl/evp.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,14 +244,7 @@ int sv_open_workspace(const char *ws, struct werr *err)
 
 void sv_sha256_hex(const void *data, size_t len, char out[65])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int n = 0;
-
-	out[0] = '\0';
-	if (!EVP_Digest(data, len, md, &n, EVP_sha256(), NULL))
-		return;
-	for (unsigned i = 0; i < n && i < 32; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	sha256_hex(data, len, out);
 }
 
 /* One /proc/PID/stat: ppid and utime+stime+cutime+cstime in ticks.  The

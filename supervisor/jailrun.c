@@ -125,13 +125,21 @@ void jr_end(struct jailrun *r)
 	closep(&r->jl.notify_fd);
 	closep(&r->jl.sync_fd);
 	closep(&r->jl.slot_fd);   /* reaped (or never started): its host uid is free */
-	wcg_destroy(r->cg);
-	r->cg = NULL;
-	wtiming("cgroup destroy");
-	if (r->watchdog) {
-		wreaper_stop(&r->reaper);
-		wtiming("reaper stop");
+	if (r->watchdog && r->reaper.pid > 0) {
+		/* `warden run`: the watchdog removes the groups while warden
+		 * exits with the status it has already reported; the jail's
+		 * processes are gone already (init was reaped, and the kernel
+		 * killed the rest of its pid namespace), and the watchdog
+		 * kills anything left before removing them (G13). */
+		wcg_free(r->cg);
+		wreaper_handover(&r->reaper);
+	} else {
+		wcg_destroy(r->cg);
+		if (r->watchdog)
+			wreaper_stop(&r->reaper);
 	}
+	r->cg = NULL;
+	wtiming("cgroups handed over");
 	if (r->filter) {
 		seccomp_release(r->filter);
 		r->filter = NULL;

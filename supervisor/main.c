@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "warden/util.h"
 
 static void usage(FILE *f)
 {
@@ -25,6 +26,7 @@ int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
+	wtiming_main();   /* WARDEN_TIMING=1: the profile starts at exec */
 	if (cmd && (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h"))) {
 		usage(stdout);
 		return 0;

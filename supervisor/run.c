@@ -94,6 +94,10 @@ struct run {
 	char **env;
 	struct wstrv hides;        /* warden's own files in the workspace (sv_own_hides) */
 	int out_p[2], err_p[2], in_p[2];
+	/* stdout handed to the program directly (direct_stdout): a fresh
+	 * write description of the caller's pipe, and its size to restore */
+	int direct_fd;
+	int direct_pipe_size;
 	sigset_t mask, oldmask;
 	bool sig_blocked;
 	uint64_t t0;
@@ -206,6 +210,11 @@ static void on_output(struct wloop *lp, struct wsrc *src, uint32_t events)
 		if (room && !r->out_closed)
 			(void)put_out(r, dst, san, r->buf, (size_t)room);
 		r->output = r->output_limit;
+		/* A program that wrote its whole output into the pipe (1 MiB
+		 * fits) may have exited before the relay reached the limit:
+		 * the output was still cut, so that is why the run ended. */
+		if (r->exited && r->jr.killed_for == WB__N)
+			r->jr.killed_for = WB_OUTPUT;
 		kill_jail(r, WB_OUTPUT);
 		return;
 	}
@@ -274,6 +283,7 @@ static void on_exit_ev(struct wloop *lp, struct wsrc *src, uint32_t events)
 	struct run *r = run_of(lp);
 
 	r->exited = true;
+	wtiming_mark(WT_EXITED);
 	wloop_forget(lp, src);   /* the pidfd is reaped by wrun */
 	check_done(r);
 }
@@ -410,6 +420,48 @@ static int run_policy(struct run *r, struct wrun_result *res, struct werr *err)
 	return 0;
 }
 
+/* `--output unlimited` into a pipe: the relay is the one thing between the
+ * program and the pipe, and any relaying process costs the pipe a quarter
+ * of its speed on a busy 2-CPU machine (docs/design.md).  With no limit to
+ * count and nothing to sanitize, the program may write into the caller's
+ * pipe itself, when the jail cannot misuse it (SECURITY.md G130):
+ *   - the pipe belongs to host root and grants nothing to group or others
+ *     (pipes are 0600 to their creator), and a jail is never host root
+ *     (docs/design.md "Ids"), so the jail cannot reopen it for reading
+ *     through /proc/self/fd (nor chmod it to allow that);
+ *   - it gets a fresh open file description (opened here through
+ *     /proc/self/fd), so its fcntl flags (O_NONBLOCK, ...) are its own and
+ *     never reach the caller or the processes sharing the caller's;
+ *   - the pipe's size, the one property it can change (F_SETPIPE_SZ, at
+ *     most 1 MiB without CAP_SYS_RESOURCE), is put back after the run;
+ *   - it cannot write after warden's exit: every process of the jail is
+ *     dead once init is reaped.
+ * As anyone else the jail is the pipe's owner and could reopen it for
+ * reading: the output is relayed.  Returns the fd for the jail, or -1. */
+static int direct_stdout(struct run *r)
+{
+	struct stat st;
+	char path[64];
+	int fd;
+
+	if (r->pol->limits.output || r->san_out || geteuid() != 0 ||
+	    fstat(r->out_fd, &st) < 0 || !S_ISFIFO(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & 077))
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", r->out_fd);
+	/* O_NONBLOCK: a named FIFO without a reader fails (ENXIO) instead of
+	 * waiting; the program gets a blocking descriptor, as with a pipe */
+	fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode) || fcntl(fd, F_SETFL, 0) < 0) {
+		close(fd);
+		return -1;
+	}
+	r->direct_pipe_size = fcntl(fd, F_GETPIPE_SZ);
+	return fd;
+}
+
 /* Limits and filter (jailrun.h), the pipes, the signals, the loop. */
 static int run_prepare(struct run *r, struct jail_spec *spec, struct werr *err)
 {
@@ -417,9 +469,8 @@ static int run_prepare(struct run *r, struct jail_spec *spec, struct werr *err)
 	const struct wrun_opts *o = r->o;
 	char cgname[64];
 
-	/* cgroups left by a SIGKILLed warden are collected first */
-	wcg_gc();
-	wtiming("cgroup gc");
+	/* cgroups left by a SIGKILLed warden: collected by the watchdog
+	 * (jr_prepare), off this path */
 	snprintf(cgname, sizeof(cgname), "warden-%d-%u", getpid(), run_counter++);
 	jr_init(&r->jr, r->pol);
 	if (jr_prepare(&r->jr, cgname, true, spec, err) < 0)
@@ -477,7 +528,12 @@ static int run_prepare(struct run *r, struct jail_spec *spec, struct werr *err)
 	spec->argv = o->argv;
 	spec->envp = r->env;
 	spec->stdin_fd = o->no_stdin ? -1 : r->in_p[0];
-	spec->stdout_fd = r->out_p[1];
+	r->direct_fd = direct_stdout(r);
+	if (r->direct_fd >= 0) {
+		close(steal_fd(&r->out_p[0]));
+		close(steal_fd(&r->out_p[1]));
+	}
+	spec->stdout_fd = r->direct_fd >= 0 ? r->direct_fd : r->out_p[1];
 	spec->stderr_fd = r->err_p[1];
 	spec->keep_fd = -1;
 	spec->hostname = "warden";
@@ -511,8 +567,13 @@ static int run_start(struct run *r, const struct jail_spec *spec, struct wrun_re
 		return -1;
 	}
 	wtiming("jail start");
+	wtiming_mark(WT_EXEC);
 	/* the jail holds its own copies now */
 	closep(&r->out_p[1]);
+	if (r->direct_fd >= 0) {
+		closep(&r->direct_fd);
+		r->direct_fd = -2;   /* the program writes into the caller's pipe */
+	}
 	closep(&r->err_p[1]);
 	closep(&r->in_p[0]);
 	return 0;
@@ -524,9 +585,11 @@ static int run_watch(struct run *r, struct wrun_result *res, struct werr *err)
 {
 	const struct wlimits *lim = &r->pol->limits;
 
-	fcntl(r->out_p[0], F_SETFL, O_NONBLOCK);
 	fcntl(r->err_p[0], F_SETFL, O_NONBLOCK);
-	wloop_watch(&r->loop, &r->out, steal_fd(&r->out_p[0]), EPOLLIN, on_output, NULL);
+	if (r->out_p[0] >= 0) {
+		fcntl(r->out_p[0], F_SETFL, O_NONBLOCK);
+		wloop_watch(&r->loop, &r->out, steal_fd(&r->out_p[0]), EPOLLIN, on_output, NULL);
+	}
 	wloop_watch(&r->loop, &r->err, steal_fd(&r->err_p[0]), EPOLLIN, on_output, NULL);
 	wloop_watch(&r->loop, &r->pid, r->jr.jl.pidfd, EPOLLIN, on_exit_ev, NULL);
 	if (wnotify_init(&r->notify, r->jr.jl.notify_fd, r->audit, res->session, NULL, err) < 0)
@@ -579,6 +642,11 @@ static void run_judge(struct run *r, struct wrun_result *res)
 	                            (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
 	res->peak_memory = st.have_peak ? st.peak_memory : (uint64_t)ru.ru_maxrss * 1024;
 	res->output_bytes = r->output;
+	res->output_direct = r->direct_fd == -2;
+	/* the one property of the caller's pipe the program could change */
+	if (res->output_direct && r->direct_pipe_size > 0 &&
+	    fcntl(r->out_fd, F_GETPIPE_SZ) != r->direct_pipe_size)
+		(void)fcntl(r->out_fd, F_SETPIPE_SZ, r->direct_pipe_size);
 	res->denied_total = r->notify.total;
 	jr_judge(&r->jr, &st, false, &si, 0, false, &e);
 	res->reason = e.reason;
@@ -611,7 +679,9 @@ static void run_report(struct run *r, struct wrun_result *res)
 	json_object_object_add(summary, "wall_ms", json_object_new_int64((int64_t)res->wall_ms));
 	json_object_object_add(summary, "cpu_ms", json_object_new_int64((int64_t)res->cpu_ms));
 	json_object_object_add(summary, "peak_memory_bytes", json_object_new_int64((int64_t)res->peak_memory));
-	json_object_object_add(summary, "output_bytes", json_object_new_int64((int64_t)res->output_bytes));
+	/* null: stdout went into the caller's pipe uncounted (direct_stdout) */
+	json_object_object_add(summary, "output_bytes", res->output_direct ? json_object_new_null()
+	                       : json_object_new_int64((int64_t)res->output_bytes));
 	json_object_object_add(summary, "denied_syscalls", denied);
 	json_object_object_add(summary, "limits", limits_json(pol, cg, r->jr.jl.landlock, r->jr.jl.landlock_abi));
 	json_object_object_add(summary, "profile", json_object_new_string(pol->name));
@@ -690,6 +760,7 @@ static void run_free(struct run *r)
 	}
 	wnotify_free(&r->notify);
 	sbuf_free(&r->san_buf);
+	closep(&r->direct_fd);
 	for (int i = 0; i < 2; i++) {
 		closep(&r->out_p[i]);
 		closep(&r->err_p[i]);
@@ -713,7 +784,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	struct jail_spec spec = { 0 };
 	int ret = -1;
 
-	wtiming(NULL);
+	wtiming("command line");
 	memset(res, 0, sizeof(*res));
 	res->reason = WB_ERROR;
 	res->exit_status = 125;
@@ -725,6 +796,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	r->notify.fd = -1;
 	for (int i = 0; i < 2; i++)
 		r->out_p[i] = r->err_p[i] = r->in_p[i] = -1;
+	r->direct_fd = -1;
 	jr_init(&r->jr, NULL);
 
 	if (run_policy(r, res, err) < 0 || run_prepare(r, &spec, err) < 0 ||
@@ -739,6 +811,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	run_judge(r, res);
 	run_report(r, res);
 	wtiming("summary");
+	wtiming_mark(WT_REPORTED);
 	ret = 0;
 out:
 	run_free(r);

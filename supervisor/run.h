@@ -36,6 +36,8 @@ struct wrun_result {
 	enum wblock_reason reason;   /* warden/reason.h */
 	uint64_t wall_ms, cpu_ms, peak_memory, output_bytes;
 	uint64_t denied_total;
+	bool output_direct;      /* stdout went into the caller's pipe, uncounted
+	                          * (run.c direct_stdout); output_bytes is stderr's */
 	char session[32];
 };
 

@@ -32,7 +32,7 @@ int sv_resolve_workspace(const char *in, char out[PATH_MAX], struct werr *err);
 /* O_PATH|O_DIRECTORY of a resolved workspace, opened without following any
  * symlink (it has none after realpath; one that appears since is refused). */
 int sv_open_workspace(const char *ws, struct werr *err);
-/* Lowercase hex SHA-256 of data (libcrypto) into out[65]. */
+/* Lowercase hex SHA-256 of data (common/sha256.c) into out[65]. */
 void sv_sha256_hex(const void *data, size_t len, char out[65]);
 
 /* $VAR/warden when VAR is an absolute path (the XDG rule), else

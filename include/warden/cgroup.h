@@ -70,9 +70,13 @@ void wcg_kill(struct wcg *cg);
 
 /* Kill, wait until empty (bounded), rmdir every directory, free.  NULL ok. */
 void wcg_destroy(struct wcg *cg);
+/* Free the handle only, leaving the directories to whoever removes them
+ * (`warden run`'s watchdog, after warden has reported).  NULL ok. */
+void wcg_free(struct wcg *cg);
 
 /* Remove leftover empty "warden-<pid>-*" groups whose <pid> is no longer
- * running (a warden that was SIGKILLed).  Best effort, called at start-up. */
+ * running (a warden that was SIGKILLed).  Best effort: by the session
+ * server at start-up, by `warden run`'s watchdog once it runs. */
 void wcg_gc(void);
 /* Kill and remove every "warden-<owner>-*" group, alive owner or not: the
  * session server's single watchdog, once the server is gone. */

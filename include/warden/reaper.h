@@ -13,11 +13,16 @@
 
 struct wreaper { pid_t pid; int fd; };
 
-/* Start it when cg has directories; else a no-op (pid 0). */
+/* Start it when cg has directories; else a no-op (pid 0).  Once it has
+ * removed cg it collects the groups of dead wardens too (wcg_gc), off
+ * warden's path. */
 void wreaper_start(struct wreaper *r, struct wcg *cg);
 /* After warden removed the groups itself: release the watchdog.  Never
  * waits for it; one still exiting is reaped by a later start/stop. */
 void wreaper_stop(struct wreaper *r);
+/* Hand the groups to the watchdog: it kills what is left in them and
+ * removes them while warden goes on (exits).  Never waits. */
+void wreaper_handover(struct wreaper *r);
 
 /* The session server's one watchdog for all its jails' cgroups: when the
  * server is gone, for any reason, it kills and removes every

@@ -57,9 +57,24 @@ const char *proc_stat_fields(int procfd, const char *name, char *buf, size_t len
 /* mkdir -p with mode; existing directories are fine. */
 int mkdir_p(const char *path, int mode, struct werr *err);
 
-/* WARDEN_TIMING=1: print how long since the previous call ("what" NULL
- * only starts the clock).  For finding where start-up time goes. */
+/* WARDEN_TIMING=1: a start-up profile on stderr, from exec to exit
+ * (common/timing.c).  wtiming prints how long since the previous call
+ * ("what" NULL only starts the clock); the marks split the whole life of
+ * the process into the closing breakdown that wtiming_main arranges. */
 void wtiming(const char *what);
+enum wtiming_mark {
+	WT_EXEC,        /* the program was exec'd in the jail */
+	WT_EXITED,      /* its exit reached the supervisor */
+	WT_REPORTED,    /* its status known and reported (audit, --json) */
+	WT__N
+};
+/* First thing in main: how long the process took to reach main (exec,
+ * dynamic loading, library constructors), and the breakdown at exit. */
+void wtiming_main(void);
+void wtiming_mark(enum wtiming_mark m);
+
+/* SHA-256 of len bytes as 64 hex digits (common/sha256.c, libnettle). */
+void sha256_hex(const void *data, size_t len, char out[65]);
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);

@@ -52,8 +52,28 @@ wait_for_file() {
 	"$WARDEN" run --workspace "$WS" -- /bin/true &
 	wpid=$!
 	wait "$wpid"
+	# warden exits as soon as it has reported; its watchdog removes the
+	# (empty) groups just after: wait for that, bounded
+	for _ in $(seq 100); do
+		[ -z "$(cgroup_leftovers "$wpid")" ] && break
+		sleep 0.05
+	done
 	[ -z "$(cgroup_leftovers "$wpid")" ]
 	[ "$(wc -l < /proc/self/mountinfo)" -eq "$before" ]
+}
+
+@test "cleanup: the program's processes are gone when warden exits, its cgroups just after" {
+	tok="warden-handover-$$-$RANDOM"
+	"$WARDEN" run --workspace "$WS" -- /bin/bash -c "(exec -a $tok sleep 600 &) ; exec -a $tok sleep 0.01" &
+	wpid=$!
+	wait "$wpid"
+	# no grace period for processes: the pid namespace died with init
+	[ -z "$(token_procs "$tok")" ]
+	for _ in $(seq 100); do
+		[ -z "$(cgroup_leftovers "$wpid")" ] && break
+		sleep 0.05
+	done
+	[ -z "$(cgroup_leftovers "$wpid")" ]
 }
 
 @test "cleanup: a timed-out run leaves no process behind" {

@@ -393,6 +393,67 @@ while True:
 	rm -f "$WS.rss" "$WS.count"
 }
 
+@test "run: --output unlimited delivers 1 GiB complete and unchanged (count and checksum judged on the host)" {
+	# a pattern, not zeros, so a lost or repeated chunk changes the sum
+	gen="yes 0123456789abcdefghijklmnopqrstuvwxyz | head -c 1073741824"
+	want=$(sh -c "$gen" | cksum)
+	"$WARDEN" run --workspace "$WS" --output unlimited -- /bin/sh -c "$gen" | cksum > "$WS.sum"
+	[ "$(cat "$WS.sum")" = "$want" ]
+	[ "${want##* }" = 1073741824 ]
+	rm -f "$WS.sum"
+}
+
+# G130: as root, `--output unlimited` into a root-owned pipe hands the
+# program a fresh write description of it (no relay); as anyone else the
+# output is relayed.  Either way the jail cannot read the caller's pipe,
+# and its fcntl calls on fd 1 never reach the caller.
+@test "run: the program cannot read or reconfigure the caller's stdout pipe (direct or relayed)" {
+	cat > "$WS/probe.py" <<'PY'
+import errno, fcntl, os, sys
+fcntl.fcntl(1, fcntl.F_SETFL, os.O_NONBLOCK)     # the caller's description?
+try:
+    fcntl.fcntl(1, 1031, 4096)                   # F_SETPIPE_SZ: shrink the pipe
+except OSError:
+    pass
+try:
+    os.open("/proc/self/fd/1", os.O_RDONLY | os.O_NONBLOCK)
+    print("reopen: opened", file=sys.stderr)
+except OSError as e:
+    print("reopen: " + errno.errorcode[e.errno], file=sys.stderr)
+print("written")
+PY
+	python3 - "$WARDEN" "$WS" > "$WS.out" <<'PY'
+import fcntl, os, subprocess, sys
+w, ws = sys.argv[1], sys.argv[2]
+r, wr = os.pipe()
+size = fcntl.fcntl(wr, 1032)                     # F_GETPIPE_SZ
+p = subprocess.run([w, "run", "--workspace", ws, "--output", "unlimited", "--json",
+                    ws + ".json", "--", "python3", ws + "/probe.py"],
+                   stdout=wr, stderr=subprocess.PIPE)
+out = os.read(r, 65536).decode()
+print("status", p.returncode)
+print("stderr", p.stderr.decode().strip())
+print("out", out.strip())
+print("nonblock", bool(fcntl.fcntl(wr, fcntl.F_GETFL) & os.O_NONBLOCK))
+print("size", fcntl.fcntl(wr, 1032) == size)
+PY
+	cat "$WS.out"
+	grep -qx "status 0" "$WS.out"
+	grep -qx "out written" "$WS.out"
+	# the jail's host uid owns nothing of a root-owned pipe; as anyone else
+	# the jail's fd 1 is warden's relay pipe, which holds only its own bytes
+	if is_root; then
+		grep -qx "stderr reopen: EACCES" "$WS.out"
+		grep -q '"output_bytes": null' "$WS.json"
+	else
+		# relayed: counted (stdout and stderr)
+		grep -Eq '"output_bytes": [1-9][0-9]*,' "$WS.json"
+	fi
+	grep -qx "nonblock False" "$WS.out"
+	grep -qx "size True" "$WS.out"
+	rm -f "$WS.out" "$WS.json"
+}
+
 @test "run: --audit-log receives run_start, run_end and denied records" {
 	wrun --audit-log "$WS.log" -- /bin/sh -c 'true'
 	[ "$status" -eq 0 ]

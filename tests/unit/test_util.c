@@ -240,6 +240,32 @@ static void test_werr_is_flat(void **state)
 	assert_int_equal(werr_exit_code(&b), 126);
 }
 
+/* FIPS 180-2 appendix B's vectors, plus every padding boundary (55, 56,
+ * 63, 64 bytes) against values from sha256sum(1). */
+static void test_sha256(void **state)
+{
+	static const struct { const char *in; size_t reps; const char *hex; } v[] = {
+		{ "", 0, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+		{ "abc", 1, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+		{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 1,
+		  "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" },
+		{ "a", 1000000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0" },
+		{ "a", 55, "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318" },
+		{ "a", 56, "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a" },
+		{ "a", 63, "7d3e74a05d7db15bce4ad9ec0658ea98e3f06eeecf16b4c6fff2da457ddc2f34" },
+		{ "a", 64, "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb" },
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		size_t n = strlen(v[i].in) * (v[i].reps ? v[i].reps : 1);
+		char *buf = malloc(n + 1), hex[65];
+		for (size_t k = 0; k < (v[i].reps ? v[i].reps : 1); k++)
+			memcpy(buf + k * strlen(v[i].in), v[i].in, strlen(v[i].in));
+		sha256_hex(buf, v[i].reps ? n : 0, hex);
+		assert_string_equal(hex, v[i].hex);
+		free(buf);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_werr_exit_code),
 		cmocka_unit_test(test_werr_truncates),
 		cmocka_unit_test(test_werr_is_flat),
+		cmocka_unit_test(test_sha256),
 	};
 
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
