@@ -45,6 +45,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -281,42 +282,53 @@ static int write_id_maps(pid_t pid, const struct wplan *plan, struct werr *err)
 	return write_file_str(path, line, err);
 }
 
-/* Read the child's report: an error, or READY (+ listener fd) then STARTED. */
+/* Read what the child reported so far: an error, or READY (+ listener fd)
+ * then STARTED.  1 once STARTED, 0 when the socket has nothing more now
+ * (it is non-blocking), -1 with err. */
 static int read_report(int sync, struct jail *out, struct werr *err)
 {
-	bool ready = false;
-
 	for (;;) {
 		struct sync_frame f;
 		char cbuf[CMSG_SPACE(sizeof(int))];
 		struct iovec iov = { .iov_base = &f, .iov_len = sizeof(f) };
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 		                     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-		ssize_t n = recvmsg(sync, &mh, MSG_CMSG_CLOEXEC);
+		ssize_t n = recvmsg(sync, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == EAGAIN)
+			return 0;
 		if (n < 0)
 			return werr_set(err, errno, "reading the jail's report");
 		if (n == 0) /* EOF: the child died */
 			return werr_set(err, 0, "the jail died while being set up");
-		if ((size_t)n != sizeof(f))
-			return werr_set(err, 0, "malformed report from the jail");
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
 			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
-			    c->cmsg_len == CMSG_LEN(sizeof(int)))
-				memcpy(&out->notify_fd, CMSG_DATA(c), sizeof(int));
+			    c->cmsg_len == CMSG_LEN(sizeof(int))) {
+				int fd;
+				memcpy(&fd, CMSG_DATA(c), sizeof(int));
+				if (out->notify_fd >= 0 || f.type != SYNC_READY) {
+					close(fd);   /* one listener, with READY only */
+					return werr_set(err, 0, "malformed report from the jail");
+				}
+				out->notify_fd = fd;
+			}
+		if ((size_t)n != sizeof(f))
+			return werr_set(err, 0, "malformed report from the jail");
 		f.err.msg[sizeof(f.err.msg) - 1] = '\0';
 		switch (f.type) {
 		case SYNC_READY:
+			if (out->ready)
+				return werr_set(err, 0, "malformed report from the jail");
 			out->landlock_abi = f.landlock_abi;
 			out->landlock = f.landlock_abi > 0;
-			ready = true;
+			out->ready = true;
 			continue;
 		case SYNC_STARTED:
-			if (!ready)
+			if (!out->ready)
 				return werr_set(err, 0, "malformed report from the jail");
-			return 0;
+			return 1;
 		case SYNC_EXEC_FAILED:
 		case SYNC_ERROR:
 			*err = f.err;
@@ -331,7 +343,7 @@ static int read_report(int sync, struct jail *out, struct werr *err)
 	}
 }
 
-int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err)
+int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 {
 	struct wplan plan;
 	struct clone_args ca = { 0 };
@@ -398,19 +410,17 @@ int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err)
 	/* v1 hierarchies always need the pid written; on v2 it is already in
 	 * place when cloned into the group, and writing it again is a no-op. */
 	if (write_id_maps(out->pid, &plan, err) < 0 ||
-	    (spec->cg && wcg_attach(spec->cg, out->pid, err) < 0))
+	    (spec->cg && !spec->defer_go && wcg_attach(spec->cg, out->pid, err) < 0))
 		goto fail;
 	wtiming("clone+maps+attach");
-	if (write(sp[0], &(char){ SYNC_GO }, 1) != 1) {
+	if (!spec->defer_go && write(sp[0], &(char){ SYNC_GO }, 1) != 1) {
 		werr_set(err, errno, "starting the jail");
 		goto fail;
 	}
-	if (read_report(sp[0], out, err) < 0)
-		goto fail;
-	wtiming("child ready+exec");
+	/* the rest is the child's: read its reports with jail_finish */
 	out->sync_fd = sp[0];
 	fcntl(out->sync_fd, F_SETFL, O_NONBLOCK);
-	out->slot_fd = steal_fd(&plan.slot_fd);
+	out->slot_fd = steal_fd(&plan.slot_fd);   /* released only once reaped */
 	jail_plan_free(&plan);
 	return 0;
 fail:
@@ -418,11 +428,60 @@ fail:
 	kill(out->pid, SIGKILL);
 	waitpid(out->pid, NULL, __WALL);
 	jail_plan_free(&plan);  /* the slot only now that the jail is reaped */
-	if (out->notify_fd >= 0)
-		close(out->notify_fd);
 	close(out->pidfd);
 	out->pid = 0;
-	out->pidfd = out->notify_fd = -1;
+	out->pidfd = -1;
+	return -1;
+}
+
+int jail_go(struct jail *j, struct werr *err)
+{
+	if (j->sync_fd < 0 || write(j->sync_fd, &(char){ SYNC_GO }, 1) != 1)
+		return werr_set(err, errno, "starting the jail");
+	return 0;
+}
+
+int jail_finish(struct jail *j, struct werr *err)
+{
+	int rc;
+
+	if (j->sync_fd < 0)
+		return werr_set(err, 0, "the jail died while being set up");
+	rc = read_report(j->sync_fd, j, err);
+	if (rc > 0)
+		wtiming("child ready+exec");
+	return rc;
+}
+
+void jail_abort(struct jail *j)
+{
+	if (j->pid > 0) {
+		kill(j->pid, SIGKILL);
+		waitpid(j->pid, NULL, __WALL);
+	}
+	closep(&j->sync_fd);
+	closep(&j->notify_fd);
+	closep(&j->pidfd);
+	closep(&j->slot_fd);   /* reaped: its host uid is free */
+	j->pid = 0;
+}
+
+int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err)
+{
+	int rc;
+
+	if (jail_begin(spec, out, err) < 0)
+		return -1;
+	while ((rc = jail_finish(out, err)) == 0) {
+		struct pollfd p = { .fd = out->sync_fd, .events = POLLIN };
+		if (poll(&p, 1, -1) < 0 && errno != EINTR) {
+			werr_set(err, errno, "waiting for the jail");
+			break;
+		}
+	}
+	if (rc > 0)
+		return 0;
+	jail_abort(out);
 	return -1;
 }
 

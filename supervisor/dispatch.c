@@ -182,6 +182,7 @@ static int h_open(struct sv *sv, const struct wmsg *m)
 		                                    mj, &err),
 		           &err);
 	}
+	sess_prestart(sv, s);
 	return 0;
 }
 

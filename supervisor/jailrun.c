@@ -54,6 +54,17 @@ int jr_start(struct jailrun *r, const struct jail_spec *spec, struct werr *err)
 	return rc;
 }
 
+int jr_begin(struct jailrun *r, const struct jail_spec *spec, struct werr *err)
+{
+	int rc = jail_begin(spec, &r->jl, err);
+
+	if (r->filter) {   /* the child has its copy: not needed again */
+		seccomp_release(r->filter);
+		r->filter = NULL;
+	}
+	return rc;
+}
+
 void jr_kill(struct jailrun *r, enum wblock_reason why)
 {
 	if (r->killed_for == WB__N)

@@ -47,6 +47,9 @@ void jr_init(struct jailrun *r, const struct wpolicy *pol);
 int jr_prepare(struct jailrun *r, const char *cgname, bool watchdog, struct jail_spec *spec,
                struct werr *err);
 int jr_start(struct jailrun *r, const struct jail_spec *spec, struct werr *err);
+/* jr_start's first half for a caller with a loop (session.c): jail_begin;
+ * the caller finishes with jail_finish on jl.sync_fd's events. */
+int jr_begin(struct jailrun *r, const struct jail_spec *spec, struct werr *err);
 /* SIGKILL to init (its namespace goes with it) and to the cgroup; why is
  * kept only when it is the first. */
 void jr_kill(struct jailrun *r, enum wblock_reason why);

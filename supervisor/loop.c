@@ -103,7 +103,7 @@ int wloop_wait(struct wloop *l, int timeout_ms)
 		if (src->fd >= 0)
 			src->cb(l, src, evs[i].events);
 	}
-	return 0;
+	return n;
 }
 
 void wloop_quit(struct wloop *l, int status)
