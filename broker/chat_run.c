@@ -161,7 +161,7 @@ static void tell_weak_limits(struct chat *c)
 		        none, none[0] ? " enforced by nothing" : "");
 }
 
-static int open_session(struct chat *c)
+int chat_open_session(struct chat *c)
 {
 	struct werr err = { 0 };
 
@@ -373,7 +373,7 @@ int chat_run_block(struct chat *c, json_object *m)
 			return RB_DECLINED;
 		}
 	}
-	if (open_session(c) < 0) {
+	if (chat_open_session(c) < 0) {
 		chat_add_console(c, CONV_NOT_RUN "warden could not start the jail.");
 		return RB_FATAL;
 	}

@@ -85,6 +85,7 @@ int sv_attacher_start(struct sv_attacher *a, struct werr *err)
 
 		/* it dies with the supervisor; it keeps only its socket */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_NAME, "warden-attach");   /* for ps, and tests */
 		if (getppid() == 1)
 			_exit(0);
 		sigemptyset(&none);
