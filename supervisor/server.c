@@ -522,11 +522,12 @@ static int run_server(int argc, char **argv, bool chat)
 	while (!sv->loop.quitting) {
 		/* jail starts that can wait (sess_idle) run only when no event
 		 * is ready: one per idle moment */
-		int n = wloop_wait(&sv->loop, sv->idle_work ? 0 : -1);
+		bool idle = sess_idle_pending(sv);
+		int n = wloop_wait(&sv->loop, idle ? 0 : -1);
 
 		if (n < 0)
 			break;
-		if (n == 0 && sv->idle_work && !sv->loop.quitting)
+		if (n == 0 && idle && !sv->loop.quitting)
 			sess_idle(sv);
 		while (sv->grave) {
 			struct sv_jail *j = sv->grave;

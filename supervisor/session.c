@@ -112,9 +112,15 @@ int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws,
 
 void sess_prestart(struct sv *sv, struct sv_sess *s)
 {
-	/* a failure is the first block's RESULT, where it is started again */
-	if (wlang_installed(&wlangs[0])) {
-		s->want |= 1u << 0;
+	/* A guess at its first block's language: the last block's on this
+	 * server; in chat, the first language (Python) before any; in serve,
+	 * none before a block ran (a burst of sessions opened before their
+	 * first blocks would boot a guess each).  A failure is the first
+	 * block's RESULT, where it is started again. */
+	const struct wlang *lang = sv->guess ? sv->guess : sv->chat ? &wlangs[0] : NULL;
+
+	if (lang && wlang_installed(lang)) {
+		s->want |= 1u << (lang - wlangs);
 		sv->idle_work = true;
 	}
 }
@@ -125,6 +131,16 @@ void sess_prestart(struct sv *sv, struct sv_sess *s)
 static void jail_kill(struct sv_jail *j, enum wblock_reason why)
 {
 	jr_kill(&j->jr, why);
+}
+
+/* The jails between jail_begin and the driver's exec (sess_idle starts
+ * no more than SV_IDLE_STARTS of them at once). */
+static void not_starting(struct sv *sv, struct sv_jail *j)
+{
+	if (j->starting) {
+		j->starting = false;
+		sv->n_starting--;
+	}
 }
 
 /* Out of the pool or its session: nothing reaches it any more. */
@@ -172,6 +188,7 @@ static void jail_destroy(struct sv *sv, struct sv_jail *j)
 	if (!j)
 		return;
 	jail_detach(sv, j);
+	not_starting(sv, j);
 	if (j->jr.jl.pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, j->jr.jl.pidfd, SIGKILL, NULL, 0);
 	jail_unwatch_all(sv, j);
@@ -791,6 +808,7 @@ static struct sv_jail *jail_spawn(struct sv *sv, const struct sv_sess *tmpl,
 	if (jr_begin(&j->jr, &spec, err) < 0)
 		goto out;
 	j->starting = true;
+	sv->n_starting++;
 	if (spec.defer_go) {
 		int fds[SV_ATTACH_FDS_MAX];
 		size_t n = wcg_attach_fds(j->jr.cg, fds, ARRAY_SIZE(fds));
@@ -854,7 +872,7 @@ static int jail_arm(struct sv *sv, struct sv_jail *j, struct werr *err)
  * (a hook for what attaches to a started jail goes here). */
 static int jail_started(struct sv *sv, struct sv_jail *j, struct werr *err)
 {
-	j->starting = false;
+	not_starting(sv, j);
 	j->started = true;
 	return j->s ? jail_arm(sv, j, err) : 0;
 }
@@ -885,7 +903,7 @@ static void start_failed(struct sv *sv, struct sv_jail *j, const struct werr *e)
 {
 	struct sv_sess *s = j->s;
 
-	j->starting = false;
+	not_starting(sv, j);
 	if (s && j->busy) {
 		uint32_t block = j->block;
 		jail_destroy(sv, j);
@@ -1047,6 +1065,11 @@ static int sess_want(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 		sv->idle_work = true;
 	}
 	return 0;
+}
+
+bool sess_idle_pending(const struct sv *sv)
+{
+	return sv->idle_work && sv->n_starting < SV_IDLE_STARTS;
 }
 
 bool sess_idle(struct sv *sv)
@@ -1221,6 +1244,14 @@ int sess_run(struct sv *sv, struct sv_sess *s, uint32_t block, const char *langu
 	waudit_emit(sv->audit, "block", rec);
 	s->blocks++;
 
+	/* The jail started at OPEN was a guess at the language (the first);
+	 * a session whose first block is in another one does not keep an
+	 * unused jail besides it. */
+	s->want &= 1u << (lang - wlangs);
+	for (size_t i = 0; i < ARRAY_SIZE(s->jails); i++)
+		if (s->jails[i] && s->jails[i]->lang != lang && !s->jails[i]->used)
+			jail_destroy(sv, s->jails[i]);
+	sv->guess = lang;   /* the next sessions' first jail */
 	if (sess_want(sv, s, lang, &jerr) < 0) {
 		fail_block(sv, s, block, jerr.msg);
 		return 0;

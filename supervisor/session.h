@@ -124,6 +124,9 @@ struct sv {
 	uint64_t pool_idle_ms;          /* --pool-idle */
 	struct wsrc pool_tick;
 	bool idle_work;                 /* some session has want or refill bits */
+	size_t n_starting;              /* jails begun, not yet exec'ed */
+	const struct wlang *guess;      /* the language of the last RUN: what a
+	                                 * new session's jail is started for */
 	struct sv_attacher attacher;    /* attach.h; its fd watched by attacher_src */
 	struct wsrc attacher_src;
 	struct sv_jail *attaching;      /* in the order asked */
@@ -160,9 +163,10 @@ struct sv_sess *sess_find(struct sv *sv, uint32_t id);
 int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws,
               const struct wstrv *hide_extra, bool oneshot, struct sv_sess **out,
               struct werr *err);
-/* After OPENED went out: the session's jail for the first language starts
- * in the background, or comes ready from the pool (which is then topped
- * up); OPENED never waits for a jail. */
+/* After OPENED went out: the session's jail for the language the server
+ * last ran (chat: Python before any) starts in the background, or comes
+ * ready from the pool (which is then topped up); OPENED never waits for a
+ * jail. */
 void sess_prestart(struct sv *sv, struct sv_sess *s);
 /* Start a block; problems with the block itself are answered as its RESULT
  * (reason "error"), so -1 means only "not even that" (busy, unknown). */
@@ -176,6 +180,10 @@ void sess_resume_output(struct sv *sv);
  * pool's top-up), so that starts never delay a frame or a block that is
  * ready; false when none is left (sv->idle_work is then false). */
 bool sess_idle(struct sv *sv);
+/* Work for sess_idle, and room for it: at most SV_IDLE_STARTS jails start
+ * at once in the background (each boots an interpreter). */
+bool sess_idle_pending(const struct sv *sv);
+#define SV_IDLE_STARTS 2
 /* The pool's timer and the cgroup attacher (server.c, once the loop is
  * up; without an attacher, jails are attached on the loop). */
 int sess_pool_init(struct sv *sv, struct werr *err);

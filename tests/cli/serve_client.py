@@ -721,7 +721,9 @@ def open_error(s, **kw):
 
 def sc_ws_swap(s, args):
     """Finding 1: session B's workspace is swapped for a symlink to the
-    host's root after B opened it; B's next jail must not follow it."""
+    host's root after B opened it; B's next jail must not follow it.  (B's
+    shell jail starts when B opens, before the swap, and holds the opened
+    directory; the checks run Python, whose jail starts after it.)"""
     ws = args["workspace"]
     hd = host_dir(ws)
     a = s.open()
@@ -731,7 +733,7 @@ def sc_ws_swap(s, args):
     ok_result(s.run(a, "shell", "rmdir sub && ln -s /oldroot sub")[2], "swap")
     code = ("cat %s/canary; touch %s/escaped; ls -a %s | head -3" %
             ((os.path.join(ws, "sub") + hd,) * 2 + (os.path.join(ws, "sub"),)))
-    out, err, res, _ = s.run(b, "shell", code)
+    out, err, res, _ = s.run(b, "python", "import subprocess\nsubprocess.run(%r, shell=True)" % code)
     check(not os.path.exists(os.path.join(hd, "escaped")),
           "the jail wrote into the host's %s through the swapped workspace" % hd)
     check("host-canary" not in out, "the jail read the host's canary: %r" % out)
@@ -977,6 +979,7 @@ def sc_pool_confined(s, args):
     every security probe a session can run is blocked in both, with the
     same results, and the same status seen from inside and from the host."""
     a = s.open()                              # the pool was empty: cold
+    ok_result(s.run(a, "python", "pass")[2], "a's first block")
     wait_until(lambda: len(jail_inits(s)) >= 2, "a jail waits in the pool")
     b = pooled_open(s, args)
     code = PROBE_LOOP % " ".join(PROBES)
@@ -1055,6 +1058,7 @@ def sc_pool_audit(s, args):
     """A pooled jail's records carry the session that used it: the denied
     syscall of a probe run in B is B's, never the pool's or another's."""
     a = s.open()
+    ok_result(s.run(a, "shell", "true")[2], "a's first block")
     wait_until(lambda: len(jail_inits(s)) >= 2, "a jail waits in the pool")
     b = pooled_open(s, args)
     out, err, res, _ = s.run(b, "shell", "./bpf")
@@ -1070,11 +1074,12 @@ def sc_pool_idle(s, args):
     """Run with --pool-idle 1: the pooled jail ends once unused that long;
     the session's own jail stays."""
     a = s.open()
+    ok_result(s.run(a, "python", "x = 1")[2], "a's first block")
     wait_until(lambda: len(jail_inits(s)) == 2, "a jail waits in the pool")
     wait_until(lambda: len(jail_inits(s)) == 1, "the idle pool is emptied")
-    out, err, res, _ = s.run(a, "python", "print(1)")
+    out, err, res, _ = s.run(a, "python", "print(x)")
     ok_result(res, "the session's own jail")
-    check(res.get("fresh_jail") is True and out == "1\n", "a: %r %s" % (out, res))
+    check(res.get("fresh_jail") is False and out == "1\n", "a: %r %s" % (out, res))
 
 
 def sc_pool_max(s, args):
@@ -1082,6 +1087,7 @@ def sc_pool_max(s, args):
     stay within 3 jails; the 4th open is refused naming --max-sessions,
     while pooled jails give way to sessions that open."""
     a = s.open()
+    ok_result(s.run(a, "python", "pass")[2], "a's first block")
     wait_until(lambda: len(jail_inits(s)) == 3, "the pool fills the budget")
     check(len(jail_inits(s)) == 3, "more jails than --max-sessions")
     b = pooled_open(s, args)
@@ -1121,7 +1127,7 @@ def sc_start_off_loop(s, args):
     check(len(att) == 1, "warden's cgroup attacher: %s" % att)
     stream = s.start(a, "python", "import time\nfor i in range(100000):\n"
                      "    print('a', i, flush=True)\n    time.sleep(0.01)")
-    s.wait(lambda e: e.get("id") == stream and e.get("type") == "console", what="a's output")
+    s.wait(lambda e: e.get("id") == stream and "content" in e, what="a's output")
     os.kill(att[0], signal.SIGSTOP)
     try:
         b = s.open()
@@ -1130,7 +1136,7 @@ def sc_start_off_loop(s, args):
             # b's start is held; the loop serves everyone else meanwhile
             for i in range(5):
                 s.backlog = [e for e in s.backlog if e.get("id") != stream]
-                s.wait(lambda e: e.get("id") == stream and e.get("type") == "console",
+                s.wait(lambda e: e.get("id") == stream and "content" in e,
                        what="a's output while b's jail starts")
                 out, err, res, _ = s.run(c, "python", "print(%d)" % i)
                 ok_result(res, "c's round trip while b's jail starts")
