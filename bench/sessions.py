@@ -202,7 +202,8 @@ def main():
     # from the pool: a session that finds a ready jail.  Each round waits
     # (outside the measure) until the pool holds one again.
     sv = Serve("--pool", "1")
-    keep = sv.open()           # keeps the pool's key alive
+    keep = sv.open()           # its block makes (profile, workspace, python) the pool's key
+    sv.run(keep, "print(1)")
     pooled = []
     for _ in range(max(10, RUNS // 4)):
         wait_jails(sv.p.pid, 2)
@@ -286,7 +287,7 @@ def many_sessions(n):
     opened = [sv.req(op="open") for _ in range(n)]
     sess = [sv.wait(rid, "opened")["session"] for rid in opened]
     runs = [sv.req(op="run", session=x, language="python", code="print(1)") for x in sess]
-    want, ok = set(runs), 0
+    want, ok, errors = set(runs), 0, []
     while want:     # results come in any order
         line = sv.p.stdout.readline()
         if not line:
@@ -294,13 +295,18 @@ def many_sessions(n):
         o = json.loads(line)
         if o.get("id") in want and o.get("event") in ("result", "error"):
             want.discard(o["id"])
-            ok += o.get("event") == "result" and o.get("exit_code") == 0
+            good = o.get("event") == "result" and o.get("exit_code") == 0
+            ok += good
+            if not good and not errors:
+                errors.append(o.get("message") or o.get("reason"))
     total = time.perf_counter() - t
     fds = len(os.listdir("/proc/%d/fd" % sv.p.pid))
     print("| %d Python sessions at once, print(1) in each | total s | per session ms | ok | "
           "supervisor RSS KiB | supervisor fds |" % n)
     print("|---|---|---|---|---|---|")
     print("| | %.2f | %.1f | %d | %d | %d |" % (total, total * 1000 / n, ok, rss_kb(sv.p.pid), fds))
+    if errors:
+        print("(the first block that failed: %s)" % errors[0])
     sv.close()
 
 
