@@ -51,6 +51,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <linux/sched.h>
 
 #include "jail_impl.h"
@@ -248,8 +249,22 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 			c->cmsg_len = CMSG_LEN(sizeof(int));
 			memcpy(CMSG_DATA(c), &notify_fd, sizeof(int));
 		}
-		if (sendmsg(sync, &mh, MSG_NOSIGNAL) < 0)
-			_exit(125);
+		/* An fd in flight over a unix socket counts against the
+		 * sender's RLIMIT_NOFILE, per user: with many jails starting at
+		 * once (the session server) the listeners the supervisor has
+		 * not taken yet can exceed a small open_files, and sendmsg
+		 * fails with ETOOMANYREFS until it takes some.  Wait for that
+		 * (1 ms at a time, 10 s at most); any other failure ends the
+		 * child. */
+		for (int tries = 0; sendmsg(sync, &mh, MSG_NOSIGNAL) < 0; tries++) {
+			struct timespec ms1 = { 0, 1000000 };
+
+			if (errno == EINTR)
+				continue;
+			if (errno != ETOOMANYREFS || tries >= 10000)
+				_exit(125);
+			nanosleep(&ms1, NULL);
+		}
 		if (notify_fd >= 0)
 			close(notify_fd);
 	}

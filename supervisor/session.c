@@ -516,8 +516,22 @@ static void on_exit_ev(struct wloop *l, struct wsrc *src, uint32_t events)
 	if (j->starting) {
 		/* died while being set up: its report says why, when it sent one */
 		struct werr e = { 0 };
-		if (jail_finish(&j->jr.jl, &e) >= 0)
-			werr_set(&e, 0, "the jail died while being set up");
+
+		if (jail_finish(&j->jr.jl, &e) >= 0) {
+			memset(&si, 0, sizeof(si));
+			/* no report: say how it ended (reaped here, once) */
+			while (syscall(SYS_waitid, P_PIDFD, j->jr.jl.pidfd, &si, WEXITED, NULL) < 0 &&
+			       errno == EINTR)
+				;
+			wloop_forget(&sv->loop, src);
+			closep(&j->jr.jl.pidfd);
+			if (si.si_code == CLD_EXITED)
+				werr_set(&e, 0, "the jail died while being set up (exit status %d)",
+				         si.si_status);
+			else
+				werr_set(&e, 0, "the jail died while being set up (signal %d)",
+				         si.si_status);
+		}
 		start_failed(sv, j, &e);
 		return;
 	}
