@@ -7,8 +7,11 @@ their peers in the same run.  Prints medians and ratios; asserts nothing.
                driver run bare over a socketpair (no jail, no supervisor)
   flood        the same round trip while another session floods denied
                syscalls (distinct unknown numbers, as fast as it can)
-  cold start   open + first print(1) in a fresh Python session, against
+  cold start   open + first print(1) in a fresh Python session (--pool 0), against
                bare `python3 -c pass` and `bwrap ... python3 -c pass`
+  from pool    open + first print(1) when the pool (--pool 1) holds a ready
+               jail, against bare `python3 -c 'print(1)'` (target 0.25x)
+  pool of 8    the supervisor's RSS with 8 ready Python jails waiting
   100 sessions 100 idle Python sessions: the supervisor's own RSS, and the
                broker's
   one-shot     jails per second, one-shot sessions run back to back, against
@@ -87,6 +90,29 @@ def children(pid):
         return []
 
 
+def jail_inits(pid):
+    """warden's children in a pid namespace of their own: its jails."""
+    out = []
+    for k in children(pid):
+        try:
+            with open("/proc/%d/status" % k) as f:
+                ns = [l for l in f if l.startswith("NSpid:")]
+        except OSError:
+            continue
+        if ns and len(ns[0].split()) >= 3:
+            out.append(k)
+    return out
+
+
+def wait_jails(pid, n):
+    deadline = time.monotonic() + 60
+    while len(jail_inits(pid)) < n:
+        if time.monotonic() > deadline:
+            raise SystemExit("bench: the pool did not fill")
+        time.sleep(0.005)
+    time.sleep(0.15)    # the driver has started; let it finish importing
+
+
 def ratio(a, b):
     return "%.2fx" % (a / b) if a and b else "NA"
 
@@ -127,7 +153,7 @@ def main():
     print("kernel %s, %d CPUs, uid %d" % (os.uname().release, os.cpu_count(), os.getuid()))
     print()
 
-    sv = Serve()
+    sv = Serve("--pool", "0")     # cold: every session starts its own jail
     s = sv.open()
     sv.run(s, "print(1)")
     rt = ms(lambda: sv.run(s, "print(1)"), RUNS * 5)
@@ -171,6 +197,42 @@ def main():
                                                             cold_ms - pass_ms, ratio(cold_ms, bw_ms)))
     print()
 
+    sv.close()
+
+    # from the pool: a session that finds a ready jail.  Each round waits
+    # (outside the measure) until the pool holds one again.
+    sv = Serve("--pool", "1")
+    keep = sv.open()           # its block makes (profile, workspace, python) the pool's key
+    sv.run(keep, "print(1)")
+    pooled = []
+    for _ in range(max(10, RUNS // 4)):
+        wait_jails(sv.p.pid, 2)
+        t = time.perf_counter()
+        s2 = sv.open()
+        sv.run(s2, "print(1)")
+        pooled.append((time.perf_counter() - t) * 1000)
+        sv.wait(sv.req(op="close", session=s2), "closed")
+    pool_ms = statistics.median(pooled)
+    p1_ms = ms(lambda: subprocess.run([py, "-c", "print(1)"], stdout=subprocess.DEVNULL),
+               max(10, RUNS // 4))
+    print("| cold Python session from the pool (open + first print(1)) | warden | python3 -c 'print(1)' | warden/python3 (target 0.25x) |")
+    print("|---|---|---|---|")
+    print("| median ms | %.2f | %.2f | %s |" % (pool_ms, p1_ms, ratio(pool_ms, p1_ms)))
+    print()
+    sv.close()
+
+    sv = Serve("--pool", "8")
+    keep = sv.open()
+    sv.run(keep, "print(1)")
+    wait_jails(sv.p.pid, 9)
+    jails_kb = sum(rss_kb(j) + sum(rss_kb(c) for c in children(j)) for j in jail_inits(sv.p.pid))
+    print("| a pool of 8 ready Python jails (+ 1 session) | supervisor RSS | jails' RSS (inits + drivers) |")
+    print("|---|---|---|")
+    print("| KiB | %d | %d |" % (rss_kb(sv.p.pid), jails_kb))
+    print()
+    sv.close()
+
+    sv = Serve()
     sup = sv.p.pid
     before = rss_kb(sup)
     sess = [sv.open() for _ in range(100)]
@@ -225,7 +287,7 @@ def many_sessions(n):
     opened = [sv.req(op="open") for _ in range(n)]
     sess = [sv.wait(rid, "opened")["session"] for rid in opened]
     runs = [sv.req(op="run", session=x, language="python", code="print(1)") for x in sess]
-    want, ok = set(runs), 0
+    want, ok, errors = set(runs), 0, []
     while want:     # results come in any order
         line = sv.p.stdout.readline()
         if not line:
@@ -233,13 +295,18 @@ def many_sessions(n):
         o = json.loads(line)
         if o.get("id") in want and o.get("event") in ("result", "error"):
             want.discard(o["id"])
-            ok += o.get("event") == "result" and o.get("exit_code") == 0
+            good = o.get("event") == "result" and o.get("exit_code") == 0
+            ok += good
+            if not good and not errors:
+                errors.append(o.get("message") or o.get("reason"))
     total = time.perf_counter() - t
     fds = len(os.listdir("/proc/%d/fd" % sv.p.pid))
     print("| %d Python sessions at once, print(1) in each | total s | per session ms | ok | "
           "supervisor RSS KiB | supervisor fds |" % n)
     print("|---|---|---|---|---|---|")
     print("| | %.2f | %.1f | %d | %d | %d |" % (total, total * 1000 / n, ok, rss_kb(sv.p.pid), fds))
+    if errors:
+        print("(the first block that failed: %s)" % errors[0])
     sv.close()
 
 

@@ -546,6 +546,13 @@ int chat_main(struct chat_opts *o, const struct bdirs *d)
 			free(path);
 	}
 
+	/* The session now: the supervisor starts its jail in the background
+	 * (OPENED does not wait for it) while the person types or the model
+	 * answers.  A failure is told now, and the first block tries again. */
+	if (chat_open_session(&c) < 0 && c.fatal) {
+		rc = 125;
+		goto out;
+	}
 	if (o->message) {
 		rc = turn(&c, o->message) < 0 ? 1 : 0;
 		goto out;

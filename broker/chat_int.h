@@ -59,7 +59,9 @@ const char *chat_profile_name(const struct chat *c);
 /* chat_run.c: show, approve and run one code message */
 enum { RB_RAN, RB_DECLINED, RB_INTERRUPTED, RB_FATAL };
 int chat_run_block(struct chat *c, json_object *m);
-/* Open the session's jail if none is open (errors shown); 0 or -1. */
+/* Open the chat's session, once (at start-up, so its jail starts while the
+ * person types; again before a block when that failed).  -1 after telling
+ * the person why. */
 int chat_open_session(struct chat *c);
 void chat_close_session(struct chat *c);
 

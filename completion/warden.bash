@@ -75,7 +75,7 @@ _warden()
 		[[ $cur == -* ]] && COMPREPLY=($(compgen -W "$opts" -- "$cur")) ;;
 	serve)
 		opts="--stdio --profile --policy --allow-profile --workspace --allow-workspace
-		      --net --allow --audit-log --broker-user --help"
+		      --net --allow --audit-log --broker-user --max-sessions --pool --pool-idle --help"
 		COMPREPLY=($(compgen -W "$opts" -- "$cur")) ;;
 	policy)
 		if [ "$COMP_CWORD" -eq $((i + 1)) ]; then

@@ -36,7 +36,8 @@
  * (crun's idea).  After STARTED the socket stays open: init reports the
  * program's real wait status on it, and acks sweeps (jail_sweep).
  *
- * The cgroup attach overlaps steps 3-6.  On cgroup v1 the first write to
+ * The cgroup attach overlaps steps 3-6 (jail_begin; with defer_go the
+ * session server's attacher does it, and jail_go sends "attached").  On cgroup v1 the first write to
  * cgroup.procs after a while waits for an RCU grace period (the kernel's
  * cgroup_threadgroup_rwsem; 1-20 ms on this VM), and nothing in 3-6 needs
  * the cgroup: it is warden's own code, which forks nothing and allocates
@@ -60,11 +61,13 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <linux/sched.h>
 
 #include "jail_impl.h"
@@ -270,8 +273,22 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 			c->cmsg_len = CMSG_LEN(sizeof(int));
 			memcpy(CMSG_DATA(c), &notify_fd, sizeof(int));
 		}
-		if (sendmsg(sync, &mh, MSG_NOSIGNAL) < 0)
-			_exit(125);
+		/* An fd in flight over a unix socket counts against the
+		 * sender's RLIMIT_NOFILE, per user: with many jails starting at
+		 * once (the session server) the listeners the supervisor has
+		 * not taken yet can exceed a small open_files, and sendmsg
+		 * fails with ETOOMANYREFS until it takes some.  Wait for that
+		 * (1 ms at a time, 10 s at most); any other failure ends the
+		 * child. */
+		for (int tries = 0; sendmsg(sync, &mh, MSG_NOSIGNAL) < 0; tries++) {
+			struct timespec ms1 = { 0, 1000000 };
+
+			if (errno == EINTR)
+				continue;
+			if (errno != ETOOMANYREFS || tries >= 10000)
+				_exit(125);
+			nanosleep(&ms1, NULL);
+		}
 		if (notify_fd >= 0)
 			close(notify_fd);
 	}
@@ -322,11 +339,13 @@ static int check_listener(int fd, struct werr *err)
 	return 0;
 }
 
-/* Read the child's report: an error, or (proxy mode) PROXY + the proxy's
- * listener, READY (+ seccomp listener fd) then STARTED. */
+/* Read what the child reported so far: an error, or (proxy mode) PROXY +
+ * the proxy's listener, READY (+ seccomp listener fd) then STARTED.  1 once
+ * STARTED, 0 when the socket has nothing more now (it is non-blocking), -1
+ * with err. */
 static int read_report(int sync, struct jail *out, bool want_proxy, struct werr *err)
 {
-	bool ready = false, reset = false;
+	bool reset = false;
 
 	for (;;) {
 		struct sync_frame f;
@@ -334,11 +353,13 @@ static int read_report(int sync, struct jail *out, bool want_proxy, struct werr 
 		struct iovec iov = { .iov_base = &f, .iov_len = sizeof(f) };
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 		                     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-		ssize_t n = recvmsg(sync, &mh, MSG_CMSG_CLOEXEC);
+		ssize_t n = recvmsg(sync, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 		int fd = -1;
 
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && errno == EAGAIN)
+			return 0;
 		/* The child's setup failed while "attached" was on its way: it
 		 * exited with that byte unread, so the kernel reports a reset
 		 * once (and clears it); its error report is still queued. */
@@ -361,7 +382,7 @@ static int read_report(int sync, struct jail *out, bool want_proxy, struct werr 
 		f.err.msg[sizeof(f.err.msg) - 1] = '\0';
 		switch (f.type) {
 		case SYNC_PROXY:
-			if (!want_proxy || ready || out->proxy_fd >= 0 || fd < 0) {
+			if (!want_proxy || out->ready || out->proxy_fd >= 0 || fd < 0) {
 				closep(&fd);
 				return werr_set(err, 0, "malformed report from the jail (a proxy "
 				                "listener out of place)");
@@ -371,21 +392,21 @@ static int read_report(int sync, struct jail *out, bool want_proxy, struct werr 
 				return -1;
 			continue;
 		case SYNC_READY:
-			if (want_proxy && out->proxy_fd < 0) {
+			if (out->ready || out->notify_fd >= 0 || (want_proxy && out->proxy_fd < 0)) {
 				closep(&fd);
-				return werr_set(err, 0, "malformed report from the jail (no proxy "
-				                "listener)");
+				return werr_set(err, 0, "malformed report from the jail (%s)",
+				                out->ready ? "a second READY" : "no proxy listener");
 			}
 			out->notify_fd = fd;
 			out->landlock_abi = f.landlock_abi;
 			out->landlock = f.landlock_abi > 0;
-			ready = true;
+			out->ready = true;
 			continue;
 		case SYNC_STARTED:
 			closep(&fd);
-			if (!ready)
+			if (!out->ready)
 				return werr_set(err, 0, "malformed report from the jail");
-			return 0;
+			return 1;
 		case SYNC_EXEC_FAILED:
 		case SYNC_ERROR:
 			closep(&fd);
@@ -402,7 +423,7 @@ static int read_report(int sync, struct jail *out, bool want_proxy, struct werr 
 	}
 }
 
-int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err)
+int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 {
 	struct wplan plan;
 	struct clone_args ca = { 0 };
@@ -475,24 +496,28 @@ int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err)
 		werr_set(err, errno, "starting the jail");
 		goto fail;
 	}
-	/* while the child mounts (see the header) */
-	if ((spec->cg && wcg_attach(spec->cg, out->pid, err) < 0) ||
-	    (send(sp[0], &(char){ SYNC_ATTACHED }, 1, MSG_NOSIGNAL) != 1 &&
-	     werr_set(err, errno, "starting the jail") < 0)) {
+	/* While the child mounts (see the header): attach it here, or (defer_go)
+	 * the caller has it attached off its loop and calls jail_go. */
+	if (!spec->defer_go &&
+	    ((spec->cg && wcg_attach(spec->cg, out->pid, err) < 0) ||
+	     (send(sp[0], &(char){ SYNC_ATTACHED }, 1, MSG_NOSIGNAL) != 1 &&
+	      werr_set(err, errno, "starting the jail") < 0))) {
 		/* A child whose setup failed meanwhile has exited (so the
 		 * attach or the write failed): its own report says why. */
 		struct pollfd p = { .fd = sp[0], .events = POLLIN };
 		if (poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
 			(void)read_report(sp[0], out, spec->pol->net == WNET_PROXY, err);
+		closep(&out->notify_fd);
+		closep(&out->proxy_fd);
 		goto fail;
 	}
-	wtiming("cgroup attach");
-	if (read_report(sp[0], out, spec->pol->net == WNET_PROXY, err) < 0)
-		goto fail;
-	wtiming("child ready+exec");
+	if (!spec->defer_go)
+		wtiming("cgroup attach");
+	out->want_proxy = spec->pol->net == WNET_PROXY;
+	/* the rest is the child's: read its reports with jail_finish */
 	out->sync_fd = sp[0];
 	fcntl(out->sync_fd, F_SETFL, O_NONBLOCK);
-	out->slot_fd = steal_fd(&plan.slot_fd);
+	out->slot_fd = steal_fd(&plan.slot_fd);   /* released only once reaped */
 	jail_plan_free(&plan);
 	return 0;
 fail:
@@ -500,11 +525,62 @@ fail:
 	kill(out->pid, SIGKILL);
 	waitpid(out->pid, NULL, __WALL);
 	jail_plan_free(&plan);  /* the slot only now that the jail is reaped */
-	closep(&out->notify_fd);
-	closep(&out->proxy_fd);
 	close(out->pidfd);
 	out->pid = 0;
-	out->pidfd = out->notify_fd = out->proxy_fd = -1;
+	out->pidfd = -1;
+	return -1;
+}
+
+int jail_go(struct jail *j, struct werr *err)
+{
+	/* the child got "go" in jail_begin; this tells it that it is attached */
+	if (j->sync_fd < 0 || send(j->sync_fd, &(char){ SYNC_ATTACHED }, 1, MSG_NOSIGNAL) != 1)
+		return werr_set(err, errno, "starting the jail");
+	return 0;
+}
+
+int jail_finish(struct jail *j, struct werr *err)
+{
+	int rc;
+
+	if (j->sync_fd < 0)
+		return werr_set(err, 0, "the jail died while being set up");
+	rc = read_report(j->sync_fd, j, j->want_proxy, err);
+	if (rc > 0)
+		wtiming("child ready+exec");
+	return rc;
+}
+
+void jail_abort(struct jail *j)
+{
+	if (j->pid > 0) {
+		kill(j->pid, SIGKILL);
+		waitpid(j->pid, NULL, __WALL);
+	}
+	closep(&j->sync_fd);
+	closep(&j->notify_fd);
+	closep(&j->proxy_fd);
+	closep(&j->pidfd);
+	closep(&j->slot_fd);   /* reaped: its host uid is free */
+	j->pid = 0;
+}
+
+int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err)
+{
+	int rc;
+
+	if (jail_begin(spec, out, err) < 0)
+		return -1;
+	while ((rc = jail_finish(out, err)) == 0) {
+		struct pollfd p = { .fd = out->sync_fd, .events = POLLIN };
+		if (poll(&p, 1, -1) < 0 && errno != EINTR) {
+			werr_set(err, errno, "waiting for the jail");
+			break;
+		}
+	}
+	if (rc > 0)
+		return 0;
+	jail_abort(out);
 	return -1;
 }
 

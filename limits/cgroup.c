@@ -237,18 +237,32 @@ int wcg_clone_fd(const struct wcg *cg)
 	return -1;
 }
 
-int wcg_attach(struct wcg *cg, pid_t pid, struct werr *err)
+size_t wcg_attach_fds(const struct wcg *cg, int *fds, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; cg && i < cg->n && n < max; i++)
+		fds[n++] = cg->dir[i].fd;
+	return n;
+}
+
+int wcg_attach_one(int dirfd, pid_t pid)
 {
 	char v[24];
 
 	snprintf(v, sizeof(v), "%d", (int)pid);
+	return cg_write(dirfd, "cgroup.procs", v);
+}
+
+int wcg_attach(struct wcg *cg, pid_t pid, struct werr *err)
+{
 	for (size_t i = 0; cg && i < cg->n; i++) {
 		const struct wcg_dir *d = &cg->dir[i];
 
 		/* v2 too: if the caller used CLONE_INTO_CGROUP the pid is
 		 * already there and the write is a cheap no-op; if clone3 had
 		 * to fall back to clone, this puts it where it belongs. */
-		if (cg_write(d->fd, "cgroup.procs", v) < 0)
+		if (wcg_attach_one(d->fd, pid) < 0)
 			return werr_set(err, errno, "moving pid %d into cgroup %s", (int)pid, d->path);
 	}
 	return 0;

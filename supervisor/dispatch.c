@@ -183,6 +183,7 @@ static int h_open(struct sv *sv, const struct wmsg *m)
 		                                    mj, jj, &err),
 		           &err);
 	}
+	sess_prestart(sv, s);
 	return 0;
 }
 

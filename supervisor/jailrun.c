@@ -73,6 +73,17 @@ void jr_proxy_end(struct jailrun *r)
 	r->proxy = NULL;
 }
 
+int jr_begin(struct jailrun *r, const struct jail_spec *spec, struct werr *err)
+{
+	int rc = jail_begin(spec, &r->jl, err);
+
+	if (r->filter) {   /* the child has its copy: not needed again */
+		seccomp_release(r->filter);
+		r->filter = NULL;
+	}
+	return rc;
+}
+
 void jr_kill(struct jailrun *r, enum wblock_reason why)
 {
 	if (r->killed_for == WB__N)

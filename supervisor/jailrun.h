@@ -61,6 +61,9 @@ int jr_start(struct jailrun *r, const struct jail_spec *spec, struct werr *err);
 int jr_serve_proxy(struct jailrun *r, struct wloop *l, struct waudit *audit,
                    const char *session, struct werr *err);
 void jr_proxy_end(struct jailrun *r);
+/* jr_start's first half for a caller with a loop (session.c): jail_begin;
+ * the caller finishes with jail_finish on jl.sync_fd's events. */
+int jr_begin(struct jailrun *r, const struct jail_spec *spec, struct werr *err);
 /* SIGKILL to init (its namespace goes with it) and to the cgroup; why is
  * kept only when it is the first. */
 void jr_kill(struct jailrun *r, enum wblock_reason why);

@@ -131,7 +131,7 @@ int wloop_wait(struct wloop *l, int timeout_ms)
 			src->cb(l, src, evs[i].events);
 	}
 	grave_empty(l);
-	return 0;
+	return n;
 }
 
 void wloop_quit(struct wloop *l, int status)

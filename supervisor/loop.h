@@ -56,7 +56,8 @@ int wloop_timer(struct wloop *l, struct wsrc *src, uint32_t events,
 void wloop_timer_set(struct wsrc *src, uint64_t first_ms, uint64_t every_ms);
 
 /* Wait for one batch of events and run their callbacks (none after
- * wloop_quit).  -1 when epoll itself fails. */
+ * wloop_quit).  The number of events (0: the timeout passed, or a
+ * signal), -1 when epoll itself fails. */
 int wloop_wait(struct wloop *l, int timeout_ms);
 void wloop_quit(struct wloop *l, int status);
 /* free(p) after the current batch of events (or at wloop_free): a later

@@ -120,6 +120,8 @@ struct sv_opts {
 	const char *net;        /* --net MODE, over every allowed profile */
 	char *allow[64];        /* --allow HOST[:PORT], added to each */
 	size_t n_allow;
+	unsigned pool;          /* --pool */
+	unsigned pool_idle_s;   /* --pool-idle */
 };
 
 static int add_policy(struct sv *sv, struct wpolicy *p)
@@ -214,7 +216,8 @@ static void config_profiles(struct sv_opts *o)
 }
 
 enum { O_PROFILE = 256, O_POLICY, O_ALLOW_PROFILE, O_WORKSPACE, O_ALLOW_WS, O_AUDIT, O_USER,
-       O_STDIO, O_SANDBOX, O_HELP, O_MAX_SESSIONS, O_NET, O_ALLOW };
+       O_STDIO, O_SANDBOX, O_HELP, O_MAX_SESSIONS, O_NET, O_ALLOW,
+       O_POOL, O_POOL_IDLE };
 
 static void serve_usage(FILE *f)
 {
@@ -234,8 +237,12 @@ static void serve_usage(FILE *f)
 	      "  --broker-user USER      as root: the broker's user (default: " WBROKER_USER ")\n", f);
 	fprintf(f, "  --max-sessions N        the most sessions open at once (default: %d, or\n"
 	           "                          what the open-files limit has room for)\n"
+	           "  --pool N                ready jails kept per profile, workspace and\n"
+	           "                          language (default: %u; 0: none)\n"
+	           "  --pool-idle SECONDS     unused pooled jails end after (default: %u)\n"
 	           "\n"
-	           "The protocol: man warden-serve (and docs/serve.md).\n", SV_MAX_SESSIONS);
+	           "The protocol: man warden-serve (and docs/serve.md).\n", SV_MAX_SESSIONS,
+	        SV_POOL_DEFAULT, SV_POOL_IDLE_S);
 }
 
 /* The two chat options that name a file for the broker to read: the
@@ -281,6 +288,8 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct sv_opts *o, ch
 
 	memset(o, 0, sizeof(*o));
 	o->broker_user = WBROKER_USER;
+	o->pool = SV_POOL_DEFAULT;
+	o->pool_idle_s = SV_POOL_IDLE_S;
 	o->roots[o->n_roots++] = ".";
 	/* chat: pull ours out by hand, pass the rest through untouched */
 	for (int i = 1; i < argc; i++) {
@@ -367,6 +376,26 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct sv_opts *o, ch
 			o->max_sessions = v;
 			break;
 		}
+		case O_POOL:
+		case O_POOL_IDLE: {
+			char *end;
+			unsigned long v, lo = opt->val == O_POOL ? 0 : 1;
+			unsigned long hi = opt->val == O_POOL ? SV_POOL_MAX : 86400;
+
+			errno = 0;
+			v = strtoul(val, &end, 10);
+			if (errno || end == val || *end || val[0] == '-' || v < lo || v > hi) {
+				wlog_error("--%s: '%s' is not a number from %lu to %lu", opt->name, val,
+				           lo, hi);
+				free(out);
+				return -1;
+			}
+			if (opt->val == O_POOL)
+				o->pool = (unsigned)v;
+			else
+				o->pool_idle_s = (unsigned)v;
+			break;
+		}
 		}
 	}
 	*rest = out;
@@ -443,6 +472,8 @@ static int run_server(int argc, char **argv, bool chat)
 	}
 	if (set_max_sessions(sv, &o) < 0)
 		goto out;
+	sv->pool_size = o.pool;
+	sv->pool_idle_ms = (uint64_t)o.pool_idle_s * 1000;
 	sv->chat = chat;
 	sv->edit_ok = chat && isatty(0) && isatty(1);
 	wcg_gc();
@@ -490,6 +521,11 @@ static int run_server(int argc, char **argv, bool chat)
 		close(sp[0]);
 		goto out;
 	}
+	if (sess_pool_init(sv, &err) < 0) {
+		wlog_error("%s", err.msg);
+		close(sp[0]);
+		goto out;
+	}
 	fcntl(sp[0], F_SETFL, O_NONBLOCK);
 	wconn_init(&sv->broker, sp[0]);
 	sp[0] = -1;
@@ -501,8 +537,15 @@ static int run_server(int argc, char **argv, bool chat)
 	            on_signal, sv);
 
 	while (!sv->loop.quitting) {
-		if (wloop_wait(&sv->loop, -1) < 0)
+		/* jail starts that can wait (sess_idle) run only when no event
+		 * is ready: one per idle moment */
+		bool idle = sess_idle_pending(sv);
+		int n = wloop_wait(&sv->loop, idle ? 0 : -1);
+
+		if (n < 0)
 			break;
+		if (n == 0 && idle && !sv->loop.quitting)
+			sess_idle(sv);
 		while (sv->grave) {
 			struct sv_jail *j = sv->grave;
 			sv->grave = j->grave_next;

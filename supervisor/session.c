@@ -23,6 +23,7 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,6 +33,7 @@
 #include "sv.h"
 #include "warden/filter.h"
 #include "warden/jail.h"
+#include "warden/log.h"
 #include "warden/util.h"
 
 #define TICK_MS 100
@@ -40,6 +42,12 @@
 #define IDLE_OUTPUT_MAX (64u * 1024)    /* relayed between blocks, then dropped */
 #define IDLE_TICK_MS 250                /* between blocks: session-wide limits */
 #define SWEEP_MAX_MS 3000               /* init must ack a sweep within this */
+
+static int sess_want(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
+                     struct werr *err);
+static void start_failed(struct sv *sv, struct sv_jail *j, const struct werr *e);
+static void fail_block(struct sv *sv, struct sv_sess *s, uint32_t block, const char *why);
+static int jail_started(struct sv *sv, struct sv_jail *j, struct werr *err);
 
 struct sv_sess *sess_find(struct sv *sv, uint32_t id)
 {
@@ -102,27 +110,62 @@ int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws,
 	return 0;
 }
 
+void sess_prestart(struct sv *sv, struct sv_sess *s)
+{
+	/* A guess at its first block's language: the last block's on this
+	 * server; in chat, the first language (Python) before any; in serve,
+	 * none before a block ran (a burst of sessions opened before their
+	 * first blocks would boot a guess each).  A failure is the first
+	 * block's RESULT, where it is started again. */
+	const struct wlang *lang = sv->guess ? sv->guess : sv->chat ? &wlangs[0] : NULL;
+
+	if (lang && wlang_installed(lang)) {
+		s->want |= 1u << (lang - wlangs);
+		sv->idle_work = true;
+	}
+}
+
 /* --- one jail ------------------------------------------------------------- */
+
 
 static void jail_kill(struct sv_jail *j, enum wblock_reason why)
 {
 	jr_kill(&j->jr, why);
 }
 
-/* Synchronous: SIGKILL (pid 1 takes its namespace with it), reap, remove
- * the cgroup.  Called only when the jail's result, if any, is sent. */
-static void jail_destroy(struct sv *sv, struct sv_jail *j)
+/* The jails between jail_begin and the driver's exec (sess_idle starts
+ * no more than SV_IDLE_STARTS of them at once). */
+static void not_starting(struct sv *sv, struct sv_jail *j)
 {
-	if (!j)
-		return;
-	if (j->pid_src.fd >= 0) {
-		siginfo_t si;
-		syscall(SYS_pidfd_send_signal, j->pid_src.fd, SIGKILL, NULL, 0);
-		while (syscall(SYS_waitid, P_PIDFD, j->pid_src.fd, &si, WEXITED, NULL) < 0 && errno == EINTR)
-			;
+	if (j->starting) {
+		j->starting = false;
+		sv->n_starting--;
 	}
-	wloop_unwatch(&sv->loop, &j->pid_src);
-	j->jr.jl.pidfd = -1;      /* pid_src's, closed */
+}
+
+/* Out of the pool or its session: nothing reaches it any more. */
+static void jail_detach(struct sv *sv, struct sv_jail *j)
+{
+	free(j->pool_ws);
+	j->pool_ws = NULL;
+	if (!j->s) {   /* in the pool */
+		for (struct sv_jail **pp = &sv->pool; *pp; pp = &(*pp)->pool_next)
+			if (*pp == j) {
+				*pp = j->pool_next;
+				sv->n_pool--;
+				break;
+			}
+	}
+	if (j->s) {
+		j->s->jails[j->lang - wlangs] = NULL;
+		if (j->s->busy == j)
+			j->s->busy = NULL;
+		j->s = NULL;
+	}
+}
+
+static void jail_unwatch_all(struct sv *sv, struct sv_jail *j)
+{
 	wloop_unwatch(&sv->loop, &j->ctl_src);
 	wloop_unwatch(&sv->loop, &j->out_src);
 	wloop_unwatch(&sv->loop, &j->err_src);
@@ -132,18 +175,40 @@ static void jail_destroy(struct sv *sv, struct sv_jail *j)
 	if (j->notify.fd >= 0)
 		wloop_unwatch(&sv->loop, &j->notify_src);
 	j->notify.fd = -1;
+}
+
+/* Synchronous: SIGKILL (pid 1 takes its namespace with it), reap, remove
+ * the cgroup.  Called only when the jail's result, if any, is sent.  A
+ * jail whose cgroup attach is still asked of the attacher is killed but
+ * not reaped until the attacher answered (attacher_answered): while it is
+ * a zombie its pid cannot go to another process that the attacher would
+ * then move into the jail's group. */
+static void jail_destroy(struct sv *sv, struct sv_jail *j)
+{
+	if (!j)
+		return;
+	jail_detach(sv, j);
+	not_starting(sv, j);
+	if (j->jr.jl.pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, j->jr.jl.pidfd, SIGKILL, NULL, 0);
+	jail_unwatch_all(sv, j);
+	wloop_forget(&sv->loop, &j->pid_src);   /* the fd stays in jr.jl.pidfd */
+	if (j->attaching) {
+		j->doomed = true;
+		return;
+	}
+	if (j->jr.jl.pidfd >= 0) {
+		siginfo_t si;
+		while (syscall(SYS_waitid, P_PIDFD, j->jr.jl.pidfd, &si, WEXITED, NULL) < 0 &&
+		       errno == EINTR)
+			;
+	}
 	wnotify_free(&j->notify);
-	jr_end(&j->jr);           /* reaped above: its host uid slot and cgroup go */
+	jr_end(&j->jr);           /* reaped above: pidfd, host uid slot and cgroup go */
 	wbuf_free(&j->ctl_out);
 	rich_free(&j->rich);
 	free(j->tail);
 	j->tail = NULL;
-	if (j->s) {
-		j->s->jails[j->lang - wlangs] = NULL;
-		if (j->s->busy == j)
-			j->s->busy = NULL;
-		j->s = NULL;
-	}
 	/* Freed after the current batch of events: a later event of the same
 	 * batch may still name one of its (now closed, fd -1) sources. */
 	j->grave_next = sv->grave;
@@ -417,7 +482,14 @@ static void finish_block(struct sv *sv, struct sv_jail *j, bool exited, const si
 	j->tail_cap = j->tail_pos = 0;
 	j->tail_full = false;
 	if (lost) {
+		const struct wlang *lang = j->lang;
+
 		jail_destroy(sv, j);
+		/* its state is gone: the next block's jail starts as soon as
+		 * the loop is idle, or is taken ready from the pool, while
+		 * the model thinks */
+		s->want |= 1u << (lang - wlangs);
+		sv->idle_work = true;
 		return;
 	}
 	/* Between blocks the jail stays under session-wide limits: its cpu
@@ -442,16 +514,45 @@ static void on_exit_ev(struct wloop *l, struct wsrc *src, uint32_t events)
 	struct sv_jail *j = src->ctx;
 	siginfo_t si;
 
+	if (j->starting) {
+		/* died while being set up: its report says why, when it sent one */
+		struct werr e = { 0 };
+
+		if (jail_finish(&j->jr.jl, &e) >= 0) {
+			memset(&si, 0, sizeof(si));
+			/* no report: say how it ended (reaped here, once) */
+			while (syscall(SYS_waitid, P_PIDFD, j->jr.jl.pidfd, &si, WEXITED, NULL) < 0 &&
+			       errno == EINTR)
+				;
+			wloop_forget(&sv->loop, src);
+			closep(&j->jr.jl.pidfd);
+			if (si.si_code == CLD_EXITED)
+				werr_set(&e, 0, "the jail died while being set up (exit status %d)",
+				         si.si_status);
+			else
+				werr_set(&e, 0, "the jail died while being set up (signal %d)",
+				         si.si_status);
+		}
+		start_failed(sv, j, &e);
+		return;
+	}
 	jr_reap(&j->jr, &si, NULL);   /* the driver's real status, as init reported it */
 	if (j->jr.jl.sync_fd < 0)
 		j->sync_src.fd = -1; /* closed by jail_read at EOF */
 	wloop_unwatch(&sv->loop, src);
 	j->jr.jl.pidfd = -1;
-	if (j->busy) {
-		finish_block(sv, j, true, &si, 0);   /* destroys j */
+	if (!j->s) {
+		jail_destroy(sv, j);   /* a pooled jail ended: never replaced here */
+	} else if (j->busy) {
+		finish_block(sv, j, true, &si, 0);   /* destroys j, starts the next */
 	} else {
-		j->s->lost_idle = true;
+		struct sv_sess *s = j->s;
+		const struct wlang *lang = j->lang;
+
+		s->lost_idle = true;
 		jail_destroy(sv, j);
+		s->want |= 1u << (lang - wlangs);
+		sv->idle_work = true;
 	}
 }
 
@@ -557,6 +658,21 @@ static void on_sync(struct wloop *l, struct wsrc *src, uint32_t events)
 	struct sv *sv = sv_of(l);
 	struct sv_jail *j = src->ctx;
 
+	if (j->starting) {
+		struct werr e = { 0 };
+		int rc = jail_finish(&j->jr.jl, &e);
+
+		if (rc == 0)
+			return;
+		if (rc < 0) {
+			start_failed(sv, j, &e);
+			return;
+		}
+		if (jail_started(sv, j, &e) < 0) {
+			jail_kill(j, WB_ERROR);
+			return;
+		}
+	}
 	for (;;) {
 		enum jail_ev ev = jail_read(&j->jr.jl);
 		if (ev == JAIL_EV_NONE || ev == JAIL_EV_STATUS)
@@ -652,21 +768,37 @@ static void on_tick(struct wloop *l, struct wsrc *src, uint32_t events)
 	}
 }
 
-/* --- starting a jail ---------------------------------------------------------- */
+/* --- starting a jail ---------------------------------------------------------- *
+ *
+ * Off the loop (docs/design.md, "Starting a session's jail"): jail_spawn
+ * does the parent's share of jail_start (plan, clone, id maps, "go", the
+ * cgroup attach or its request to the attacher) and returns; the child's setup and the driver's exec run
+ * while the loop serves everyone else, and the sync socket's reports
+ * finish the start (on_sync: jail_finish, then jail_started).  A block
+ * sent meanwhile waits in the control socket, which the driver reads once
+ * it runs.
+ *
+ * The pool: jails started ahead of any session for a (profile, workspace,
+ * language) that a session used, so a new session -- or a session whose
+ * jail lost its state -- takes one ready.  A pooled jail is started by
+ * the same jail_spawn from the same spec as the session's own would be
+ * (same namespaces, filter, Landlock, limits), runs nothing but the
+ * driver until a session takes it, is taken by one session only and is
+ * never given back: it ends with that session, like a cold one. */
 
-static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
-                    struct sv_jail **out, struct werr *err)
+/* The parent's share of a jail's start, for the session tmpl (its
+ * profile, workspace, hides, environment); the jail is not yet anybody's. */
+static struct sv_jail *jail_spawn(struct sv *sv, const struct sv_sess *tmpl,
+                                  const struct wlang *lang, struct werr *err)
 {
 	struct sv_jail *j = xcalloc(1, sizeof(*j));
 	int ctl[2] = { -1, -1 }, out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 };
 	char **argv = NULL, cgname[64];
-	int rc = -1;
 	struct jail_spec spec = { 0 };
+	bool ok = false;
 
-	*out = NULL;
-	j->s = s;
 	j->lang = lang;
-	jr_init(&j->jr, s->pol);
+	jr_init(&j->jr, tmpl->pol);
 	j->pid_src.fd = j->ctl_src.fd = j->out_src.fd = j->err_src.fd = -1;
 	j->notify_src.fd = j->tick_src.fd = j->sync_src.fd = -1;
 	j->notify.fd = -1;
@@ -679,6 +811,7 @@ static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 	}
 	/* limits and filter; the server's one watchdog covers the cgroup */
 	snprintf(cgname, sizeof(cgname), "warden-%d-s%u", getpid(), sv->jail_counter++);
+	wtiming(NULL);   /* WARDEN_TIMING: this jail's phases from here */
 	if (jr_prepare(&j->jr, cgname, false, &spec, err) < 0)
 		goto out;
 	/* The control socket: the driver's end becomes fd 4 in the jail. */
@@ -687,53 +820,412 @@ static int jail_new(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 		werr_set(err, errno, "creating the session's pipes");
 		goto out;
 	}
-	spec.workspace = s->ws;
-	spec.workspace_fd = s->ws_fd;
-	spec.hide_extra = s->hide_extra.v;
+	spec.workspace = tmpl->ws;
+	spec.workspace_fd = tmpl->ws_fd;
+	spec.hide_extra = tmpl->hide_extra.v;
 	spec.home = sv_caller_home();
 	spec.argv = argv;
-	spec.envp = s->env;
+	spec.envp = tmpl->env;
 	spec.stdin_fd = -1;
 	spec.stdout_fd = out_p[1];
 	spec.stderr_fd = err_p[1];
 	spec.keep_fd = ctl[1];
 	spec.hostname = "warden";
 	spec.new_session = true;
-	if (jr_start(&j->jr, &spec, err) < 0)
+	/* the cgroup attach, where there is one to do, goes to the attacher */
+	spec.defer_go = sv->attacher.fd >= 0 && wcg_has_groups(j->jr.cg);
+	if (jr_begin(&j->jr, &spec, err) < 0)
 		goto out;
+	j->starting = true;
+	sv->n_starting++;
+	if (spec.defer_go) {
+		int fds[SV_ATTACH_FDS_MAX];
+		size_t n = wcg_attach_fds(j->jr.cg, fds, ARRAY_SIZE(fds));
+
+		if (sv_attacher_ask(&sv->attacher, ++sv->attach_tag, j->jr.jl.pid, fds, n) == 0) {
+			struct sv_jail **pp = &sv->attaching;
+
+			j->attaching = true;
+			j->attach_tag = sv->attach_tag;
+			while (*pp)
+				pp = &(*pp)->attach_next;
+			*pp = j;   /* answers come in the order asked */
+		} else if (wcg_attach(j->jr.cg, j->jr.jl.pid, err) < 0 || jail_go(&j->jr.jl, err) < 0) {
+			goto out;   /* the attacher is gone: here, as jail_start would */
+		}
+	}
 	/* from here every fd of the jail has one owner: pidfd pid_src (shared
-	 * with jr.jl for signals), sync_fd sync_src, notify_fd the notify */
+	 * with jr.jl for signals), sync_fd sync_src; the session's ends of
+	 * the pipes wait in their sources, watched once a session has it */
 	wloop_watch(&sv->loop, &j->pid_src, j->jr.jl.pidfd, EPOLLIN, on_exit_ev, j);
 	wloop_watch(&sv->loop, &j->sync_src, j->jr.jl.sync_fd, EPOLLIN, on_sync, j);
-	if (wnotify_init(&j->notify, j->jr.jl.notify_fd, sv->audit, s->audit_id, &s->budget, err) < 0)
-		goto out;   /* jail_destroy kills and reaps it; jr_end closes notify_fd */
-	/* network mode proxy: served until jail_destroy (jr_end) */
-	if (jr_serve_proxy(&j->jr, &sv->loop, sv->audit, s->audit_id, err) < 0)
-		goto out;
-	j->jr.jl.notify_fd = -1;
 	fcntl(ctl[0], F_SETFL, O_NONBLOCK);
 	fcntl(out_p[0], F_SETFL, O_NONBLOCK);
 	fcntl(err_p[0], F_SETFL, O_NONBLOCK);
-	wloop_watch(&sv->loop, &j->ctl_src, steal_fd(&ctl[0]), EPOLLIN, on_ctl, j);
-	wloop_watch(&sv->loop, &j->out_src, steal_fd(&out_p[0]), EPOLLIN, on_pipe, j);
-	wloop_watch(&sv->loop, &j->err_src, steal_fd(&err_p[0]), EPOLLIN, on_pipe, j);
-	if (j->notify.fd >= 0)
-		wloop_watch(&sv->loop, &j->notify_src, j->notify.fd, EPOLLIN, on_notify, j);
-	wloop_timer(&sv->loop, &j->tick_src, 0, on_tick, j);
-	s->jails[lang - wlangs] = j;
-	*out = j;
-	j = NULL;
-	rc = 0;
+	j->ctl_src.fd = steal_fd(&ctl[0]);
+	j->out_src.fd = steal_fd(&out_p[0]);
+	j->err_src.fd = steal_fd(&err_p[0]);
+	ok = true;
 out:
-	if (j)
+	if (!ok) {
 		jail_destroy(sv, j);
+		j = NULL;
+	}
 	for (int i = 0; i < 2; i++) {
 		closep(&ctl[i]);
 		closep(&out_p[i]);
 		closep(&err_p[i]);
 	}
 	wlang_argv_free(argv);
-	return rc;
+	return j;
+}
+
+/* Both started and the session's: its denied calls are answered and
+ * audited under the session that uses it (the listener held them until
+ * now).  This is where a jail joins its session's world, for every jail,
+ * pooled or not. */
+static int jail_arm(struct sv *sv, struct sv_jail *j, struct werr *err)
+{
+	struct sv_sess *s = j->s;
+
+	if (wnotify_init(&j->notify, j->jr.jl.notify_fd, sv->audit, s->audit_id, &s->budget,
+	                 err) < 0)
+		return -1;   /* jr_end closes notify_fd */
+	j->jr.jl.notify_fd = -1;
+	if (j->notify.fd >= 0)
+		wloop_watch(&sv->loop, &j->notify_src, j->notify.fd, EPOLLIN, on_notify, j);
+	/* network mode proxy: served, and audited under s, until
+	 * jail_destroy (jr_end); until now the listener only queued what a
+	 * pooled jail's driver could have sent (nothing: it runs no code) */
+	return jr_serve_proxy(&j->jr, &sv->loop, sv->audit, s->audit_id, err);
+}
+
+/* The driver was exec'ed: the one place every jail's start completes
+ * (a hook for what attaches to a started jail goes here). */
+static int jail_started(struct sv *sv, struct sv_jail *j, struct werr *err)
+{
+	not_starting(sv, j);
+	j->started = true;
+	return j->s ? jail_arm(sv, j, err) : 0;
+}
+
+/* j becomes s's jail for its language. */
+static int jail_attach(struct sv *sv, struct sv_jail *j, struct sv_sess *s, struct werr *err)
+{
+	int fds[3] = { j->ctl_src.fd, j->out_src.fd, j->err_src.fd };
+
+	j->s = s;
+	s->jails[j->lang - wlangs] = j;
+	wloop_watch(&sv->loop, &j->ctl_src, fds[0], EPOLLIN, on_ctl, j);
+	wloop_watch(&sv->loop, &j->out_src, fds[1], EPOLLIN, on_pipe, j);
+	wloop_watch(&sv->loop, &j->err_src, fds[2], EPOLLIN, on_pipe, j);
+	wloop_timer(&sv->loop, &j->tick_src, 0, on_tick, j);
+	if (j->pooled) {
+		json_object *rec = audit_rec(s);
+		json_object_object_add(rec, "language", json_object_new_string(j->lang->name));
+		json_object_object_add(rec, "pooled", json_object_new_boolean(true));
+		json_object_object_add(rec, "pid", json_object_new_int(j->jr.jl.pid));
+		waudit_emit(sv->audit, "jail", rec);
+	}
+	return j->started ? jail_arm(sv, j, err) : 0;
+}
+
+/* A start that failed: the block waiting for it gets its RESULT. */
+static void start_failed(struct sv *sv, struct sv_jail *j, const struct werr *e)
+{
+	struct sv_sess *s = j->s;
+
+	not_starting(sv, j);
+	if (s && j->busy) {
+		uint32_t block = j->block;
+		jail_destroy(sv, j);
+		fail_block(sv, s, block, e->msg);
+		return;
+	}
+	jail_destroy(sv, j);   /* the next RUN starts one again, and says why */
+}
+
+/* The one thing a jail's start reads from a workspace that its sessions
+ * (and the person) keep changing: which hide paths exist and what they
+ * are (jail/mounts.c hides what is there when the jail starts, and skips
+ * what is not).  A pooled jail started before .env appeared, or before
+ * another session put a symlink at .ssh, is not what a cold start would
+ * build now: this sum, taken before the pooled jail started and again
+ * when a session would take it, tells them apart.  Each path is opened as
+ * the jail opens it, no symlink followed in any component. */
+static void sum_mix(uint64_t *h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		*h = (*h ^ b[i]) * 1099511628211ULL;   /* FNV-1a */
+}
+
+static void sum_path(uint64_t *h, const char *path)
+{
+	struct werr e = { 0 };
+	struct stat st;
+	int fd = jail_open_nofollow(AT_FDCWD, path, &e);
+	uint64_t v[3] = { 0, 0, 0 };
+
+	sum_mix(h, path, strlen(path) + 1);
+	if (fd < 0) {
+		v[0] = (uint64_t)errno;
+	} else {
+		if (fstat(fd, &st) == 0) {
+			v[0] = st.st_dev;
+			v[1] = st.st_ino;
+			v[2] = st.st_mode & S_IFMT;
+		}
+		close(fd);
+	}
+	sum_mix(h, v, sizeof(v));
+}
+
+static uint64_t hide_sum(const struct sv_sess *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < s->pol->hide.n; i++) {
+		_cleanup_free_ char *p = NULL;
+		struct werr e = { 0 };
+
+		if (policy_expand(s->pol->hide.v[i], s->ws, sv_caller_home(), &p, &e) == 0)
+			sum_path(&h, p);
+	}
+	for (size_t i = 0; i < s->hide_extra.n; i++)
+		sum_path(&h, s->hide_extra.v[i]);
+	return h;
+}
+
+static bool pool_match(const struct sv_jail *j, const struct sv_sess *s, const struct wlang *lang,
+                       const struct stat *ws)
+{
+	return j->jr.pol == s->pol && j->lang == lang && j->ws_dev == ws->st_dev &&
+	       j->ws_ino == ws->st_ino && !strcmp(j->pool_ws, s->ws);
+}
+
+/* One more jail in the pool for s's (profile, workspace, lang), when it
+ * has fewer than --pool and the server's budget has room: sessions and
+ * pooled jails together stay within --max-sessions (each holds a jail's
+ * fds).  False when there is nothing to do. */
+static bool pool_fill_one(struct sv *sv, const struct sv_sess *s, const struct wlang *lang)
+{
+	struct stat ws;
+	unsigned have = 0;
+	struct werr e = { 0 };
+	struct sv_jail *j;
+	uint64_t sum;
+
+	if (fstat(s->ws_fd, &ws) < 0)
+		return false;
+	for (j = sv->pool; j; j = j->pool_next)
+		have += pool_match(j, s, lang, &ws);
+	if (have >= sv->pool_size || sv->n_sessions + sv->n_pool >= sv->max_sessions)
+		return false;
+	sum = hide_sum(s);   /* before it starts: see hide_sum */
+	j = jail_spawn(sv, s, lang, &e);
+	if (!j)
+		return false;   /* the session's own start will say why */
+	j->pool_ws = xstrdup(s->ws);
+	j->hide_sum = sum;
+	j->ws_dev = ws.st_dev;
+	j->ws_ino = ws.st_ino;
+	j->pooled = true;
+	j->pool_until_ms = sv_now_ms() + sv->pool_idle_ms;
+	j->pool_next = sv->pool;
+	sv->pool = j;
+	sv->n_pool++;
+	wloop_timer_set(&sv->pool_tick, 1000, 1000);
+	return true;
+}
+
+/* s has, or is starting, a jail for lang: one from the pool when one is
+ * there (ready, or still starting), else one started now; then the pool
+ * is topped up behind it. */
+static int sess_want(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
+                     struct werr *err)
+{
+	struct stat ws;
+	struct sv_jail *j = NULL;
+	uint64_t sum = 0;
+	bool sum_taken = false;
+
+	if (s->jails[lang - wlangs])
+		return 0;
+	if (fstat(s->ws_fd, &ws) < 0)
+		return werr_set(err, errno, "workspace %s", s->ws);
+	for (struct sv_jail **pp = &sv->pool; *pp;) {
+		struct sv_jail *c = *pp;
+
+		if (!pool_match(c, s, lang, &ws)) {
+			pp = &c->pool_next;
+			continue;
+		}
+		if (!sum_taken) {
+			sum = hide_sum(s);
+			sum_taken = true;
+		}
+		if (c->hide_sum != sum) {
+			/* its hides are stale: it goes (unlinked, so *pp is the
+			 * next one now), and a fresh one is started */
+			jail_destroy(sv, c);
+			continue;
+		}
+		j = c;
+		*pp = c->pool_next;   /* out of the pool, for good */
+		c->pool_next = NULL;
+		sv->n_pool--;
+		free(c->pool_ws);
+		c->pool_ws = NULL;
+		break;
+	}
+	if (!j) {
+		/* room for it: a pooled jail of another key gives way */
+		if (sv->pool && sv->n_sessions + sv->n_pool > sv->max_sessions)
+			jail_destroy(sv, sv->pool);
+		j = jail_spawn(sv, s, lang, err);
+		if (!j)
+			return -1;
+	}
+	if (jail_attach(sv, j, s, err) < 0) {
+		jail_destroy(sv, j);
+		return -1;
+	}
+	if (sv->pool_size) {   /* the pool is topped up behind it */
+		s->refill |= 1u << (lang - wlangs);
+		sv->idle_work = true;
+	}
+	return 0;
+}
+
+bool sess_idle_pending(const struct sv *sv)
+{
+	return sv->idle_work && sv->n_starting < SV_IDLE_STARTS;
+}
+
+bool sess_idle(struct sv *sv)
+{
+	for (struct sv_sess *s = sv->sessions; s; s = s->next) {
+		if (s->want) {
+			unsigned i = (unsigned)__builtin_ctz(s->want);
+			struct werr e = { 0 };
+
+			s->want &= ~(1u << i);
+			if (!s->jails[i])
+				(void)sess_want(sv, s, &wlangs[i], &e);
+			return true;
+		}
+	}
+	for (struct sv_sess *s = sv->sessions; s; s = s->next) {
+		while (s->refill) {
+			unsigned i = (unsigned)__builtin_ctz(s->refill);
+
+			if (pool_fill_one(sv, s, &wlangs[i]))
+				return true;
+			s->refill &= ~(1u << i);
+		}
+	}
+	sv->idle_work = false;
+	return false;
+}
+
+static void on_pool_tick(struct wloop *l, struct wsrc *src, uint32_t events)
+{
+	struct sv *sv = sv_of(l);
+	uint64_t ticks, now = sv_now_ms();
+	struct sv_jail *j = sv->pool, *next;
+
+	(void)!read(src->fd, &ticks, sizeof(ticks));
+	for (; j; j = next) {
+		next = j->pool_next;
+		if (now >= j->pool_until_ms)
+			jail_destroy(sv, j);   /* idle: emptied */
+	}
+	if (!sv->pool)
+		wloop_timer_set(&sv->pool_tick, 0, 0);
+}
+
+/* The attacher moved j into its groups (err_no 0), or could not. */
+static void attach_done(struct sv *sv, struct sv_jail *j, int err_no)
+{
+	struct werr e = { 0 };
+
+	j->attaching = false;
+	if (j->doomed) {   /* destroyed meanwhile: now it may be reaped */
+		j->doomed = false;
+		jail_destroy(sv, j);
+		return;
+	}
+	if (err_no)
+		werr_set(&e, err_no, "moving the jail into its cgroup");
+	if (err_no || jail_go(&j->jr.jl, &e) < 0)
+		start_failed(sv, j, &e);
+}
+
+static struct sv_jail *attaching_pop(struct sv *sv)
+{
+	struct sv_jail *j = sv->attaching;
+
+	if (j) {
+		sv->attaching = j->attach_next;
+		j->attach_next = NULL;
+	}
+	return j;
+}
+
+static void on_attacher(struct wloop *l, struct wsrc *src, uint32_t events)
+{
+	struct sv *sv = sv_of(l);
+	uint32_t tag;
+	int err_no, rc;
+
+	while ((rc = sv_attacher_answer(&sv->attacher, &tag, &err_no)) > 0) {
+		struct sv_jail *j = sv->attaching;
+
+		if (!j || j->attach_tag != tag)
+			break;   /* out of order: not ours to trust; end it below */
+		attaching_pop(sv);
+		attach_done(sv, j, err_no);
+	}
+	if (rc == 0)
+		return;
+	/* gone (or confused): no write of it can follow once it is reaped;
+	 * every jail that waited for it fails its start, and jails attach on
+	 * the loop from now on */
+	wloop_forget(&sv->loop, src);
+	sv_attacher_stop(&sv->attacher);
+	while (sv->attaching)
+		attach_done(sv, attaching_pop(sv), EIO);
+}
+
+int sess_pool_init(struct sv *sv, struct werr *err)
+{
+	struct werr aerr = { 0 };
+
+	if (wloop_timer(&sv->loop, &sv->pool_tick, EPOLLIN, on_pool_tick, NULL) < 0)
+		return werr_set(err, errno, "creating the pool's timer");
+	if (sv_attacher_start(&sv->attacher, &aerr) == 0)
+		wloop_watch(&sv->loop, &sv->attacher_src, sv->attacher.fd, EPOLLIN, on_attacher, NULL);
+	else
+		wlog_warn("%s; jails are attached to their cgroups on the loop", aerr.msg);
+	return 0;
+}
+
+void sess_pool_empty(struct sv *sv)
+{
+	while (sv->pool)
+		jail_destroy(sv, sv->pool);
+	/* the jails still waiting for the attacher: once it is reaped they
+	 * may be */
+	wloop_forget(&sv->loop, &sv->attacher_src);
+	sv_attacher_stop(&sv->attacher);
+	while (sv->attaching) {
+		struct sv_jail *j = attaching_pop(sv);
+		j->attaching = false;
+		j->doomed = false;
+		jail_destroy(sv, j);
+	}
 }
 
 /* A block that could not start is still answered with a RESULT, so every
@@ -784,14 +1276,21 @@ int sess_run(struct sv *sv, struct sv_sess *s, uint32_t block, const char *langu
 	waudit_emit(sv->audit, "block", rec);
 	s->blocks++;
 
-	j = s->jails[lang - wlangs];
-	if (!j) {
-		if (jail_new(sv, s, lang, &j, &jerr) < 0) {
-			fail_block(sv, s, block, jerr.msg);
-			return 0;
-		}
-		fresh = true;
+	/* The jail started at OPEN was a guess at the language (the first);
+	 * a session whose first block is in another one does not keep an
+	 * unused jail besides it. */
+	s->want &= 1u << (lang - wlangs);
+	for (size_t i = 0; i < ARRAY_SIZE(s->jails); i++)
+		if (s->jails[i] && s->jails[i]->lang != lang && !s->jails[i]->used)
+			jail_destroy(sv, s->jails[i]);
+	sv->guess = lang;   /* the next sessions' first jail */
+	if (sess_want(sv, s, lang, &jerr) < 0) {
+		fail_block(sv, s, block, jerr.msg);
+		return 0;
 	}
+	j = s->jails[lang - wlangs];
+	fresh = !j->used;
+	j->used = true;
 	j->busy = true;
 	j->fresh = fresh;
 	j->block = block;
@@ -871,4 +1370,5 @@ void sess_close_all(struct sv *sv, const char *why)
 {
 	while (sv->sessions)
 		sess_close(sv, sv->sessions, why);
+	sess_pool_empty(sv);
 }

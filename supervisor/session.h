@@ -24,6 +24,7 @@
 #include "warden/policy.h"
 #include "warden/proto.h"
 #include "warden/reaper.h"
+#include "attach.h"
 #include "jailrun.h"
 #include "loop.h"
 #include "rich.h"
@@ -37,7 +38,25 @@ struct sv_jail {
 	                                 * owned by sync_src; jr.killed_for: the
 	                                 * WB_* the supervisor killed it for */
 	struct wsrc pid_src, ctl_src, out_src, err_src, notify_src, tick_src;
-	struct wsrc sync_src;           /* init's reports (jail_read) */
+	struct wsrc sync_src;           /* the start's reports (jail_finish), then
+	                                 * init's (jail_read) */
+	bool starting;                  /* released, STARTED not yet reported */
+	bool started;                   /* the driver was exec'ed */
+	bool used;                      /* a block ran (or was sent) in it */
+	bool pooled;                    /* it waited in the pool before its session */
+	/* while in the pool (s == NULL): what it was started for */
+	struct sv_jail *pool_next;
+	char *pool_ws;
+	dev_t ws_dev;
+	ino_t ws_ino;
+	uint64_t pool_until_ms;         /* emptied when still unused then */
+	uint64_t hide_sum;              /* what its hide paths were before it
+	                                 * started (session.c: hide_sum) */
+	/* its cgroup attach, asked of the attacher (attach.h) */
+	bool attaching;                 /* asked, not answered: not reaped before */
+	bool doomed;                    /* destroyed meanwhile: finished at the answer */
+	uint32_t attach_tag;
+	struct sv_jail *attach_next;
 	bool sweeping;                  /* JAIL_SIG_SWEEP sent, no SWEPT yet */
 	bool done_pending;              /* "D" read: the RESULT waits for SWEPT */
 	int done_status;
@@ -75,6 +94,9 @@ struct sv_sess {
 	bool oneshot, lost_idle;
 	struct sv_jail *jails[16];      /* by index in wlangs[] */
 	struct sv_jail *busy;
+	uint32_t want;                  /* by language bit: its jail to start when
+	                                 * the loop is idle (sess_idle) */
+	uint32_t refill;                /* by language bit: the pool to top up */
 	uint64_t blocks;
 	struct wnotify_budget budget;   /* denied records, shared by its jails */
 };
@@ -96,6 +118,21 @@ struct sv {
 	bool max_by_nofile;             /* the open-files limit set it, not the option */
 	uint64_t nofile;                /* RLIMIT_NOFILE's soft limit, for messages */
 	struct sv_jail *grave;
+	/* the warm pool (session.c): started jails no session has used yet */
+	struct sv_jail *pool;
+	size_t n_pool;
+	unsigned pool_size;             /* --pool: ready jails per (profile,
+	                                 * workspace, language) */
+	uint64_t pool_idle_ms;          /* --pool-idle */
+	struct wsrc pool_tick;
+	bool idle_work;                 /* some session has want or refill bits */
+	size_t n_starting;              /* jails begun, not yet exec'ed */
+	const struct wlang *guess;      /* the language of the last RUN: what a
+	                                 * new session's jail is started for */
+	struct sv_attacher attacher;    /* attach.h; its fd watched by attacher_src */
+	struct wsrc attacher_src;
+	struct sv_jail *attaching;      /* in the order asked */
+	uint32_t attach_tag;
 	uint32_t next_session;
 	unsigned jail_counter;
 	bool chat, edit_ok;
@@ -128,6 +165,11 @@ struct sv_sess *sess_find(struct sv *sv, uint32_t id);
 int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws,
               const struct wstrv *hide_extra, bool oneshot, struct sv_sess **out,
               struct werr *err);
+/* After OPENED went out: the session's jail for the language the server
+ * last ran (chat: Python before any) starts in the background, or comes
+ * ready from the pool (which is then topped up); OPENED never waits for a
+ * jail. */
+void sess_prestart(struct sv *sv, struct sv_sess *s);
 /* Start a block; problems with the block itself are answered as its RESULT
  * (reason "error"), so -1 means only "not even that" (busy, unknown). */
 int sess_run(struct sv *sv, struct sv_sess *s, uint32_t block, const char *language,
@@ -136,5 +178,24 @@ void sess_interrupt(struct sv *sv, struct sv_sess *s);
 void sess_close(struct sv *sv, struct sv_sess *s, const char *why);
 void sess_close_all(struct sv *sv, const char *why);
 void sess_resume_output(struct sv *sv);
+/* Start one jail that waits for an idle loop (a session's next jail, the
+ * pool's top-up), so that starts never delay a frame or a block that is
+ * ready; false when none is left (sv->idle_work is then false). */
+bool sess_idle(struct sv *sv);
+/* Work for sess_idle, and room for it: at most SV_IDLE_STARTS jails start
+ * at once in the background (each boots an interpreter). */
+bool sess_idle_pending(const struct sv *sv);
+#define SV_IDLE_STARTS 2
+/* The pool's timer and the cgroup attacher (server.c, once the loop is
+ * up; without an attacher, jails are attached on the loop). */
+int sess_pool_init(struct sv *sv, struct werr *err);
+/* At the end: every pooled jail, then the attacher and the jails that
+ * waited for it. */
+void sess_pool_empty(struct sv *sv);
+
+/* --pool default, and its ceiling; --pool-idle default, in seconds */
+#define SV_POOL_DEFAULT   1u
+#define SV_POOL_MAX       64u
+#define SV_POOL_IDLE_S    60u
 
 #endif

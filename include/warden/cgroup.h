@@ -61,6 +61,13 @@ int wcg_clone_fd(const struct wcg *cg);
 /* Move pid into every v1 hierarchy (and v2 if not cloned into it). */
 int wcg_attach(struct wcg *cg, pid_t pid, struct werr *err);
 
+/* The same, split for a caller that moves the pid from another process
+ * (the session server's attacher, supervisor/attach.c): the directory fds
+ * wcg_attach writes to (at most max, owned by cg), and the write itself
+ * on one of them. */
+size_t wcg_attach_fds(const struct wcg *cg, int *fds, size_t max);
+int wcg_attach_one(int dirfd, pid_t pid);
+
 /* Read counters; fields not available are left 0 with have_* false. */
 void wcg_stats(struct wcg *cg, struct wcg_stats *st);
 

@@ -53,6 +53,8 @@ struct jail_spec {
 	                              * clone; may be NULL */
 	bool rlimit_memory, rlimit_pids; /* cgroup fallback: set RLIMIT_AS/NPROC */
 	bool new_session;            /* setsid(): no controlling terminal */
+	bool defer_go;               /* jail_begin only: leave cg's attach and
+	                              * "attached" to the caller (jail_go) */
 };
 
 struct jail {
@@ -66,6 +68,8 @@ struct jail {
 	                     * jail's child made on its own 127.0.0.1:
 	                     * JAIL_PROXY_PORT (non-blocking; the jail keeps no
 	                     * copy), for the supervisor's proxy; else -1 */
+	bool ready;         /* the child reported READY (jail_finish) */
+	bool want_proxy;    /* network mode proxy: READY needs PROXY first */
 	bool landlock;      /* Landlock was applied */
 	int landlock_abi;
 	/* As root, the lock on the jail's host uid slot (include/warden/idmap.h):
@@ -88,6 +92,24 @@ struct jail {
  * program could not be executed or found (the child is then already
  * reaped). */
 int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err);
+
+/* jail_start in two halves, for a caller with an event loop (the session
+ * server): jail_begin does the parent's work up to releasing the child
+ * ("go") and returns with pid, pidfd, sync_fd (non-blocking) and slot_fd
+ * set; the child's own setup then runs while the caller does other work.
+ * jail_finish reads what the child reported so far, without blocking
+ * (call it when sync_fd is readable): 1 once the program was exec'ed
+ * (notify_fd, landlock set), 0 not yet, -1 with err (126/127 as above).
+ * After -1, or to give up, jail_abort kills and reaps the child and closes
+ * every fd of j. */
+int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err);
+int jail_finish(struct jail *j, struct werr *err);
+/* With spec->defer_go: once the caller moved pid into the jail's cgroups
+ * (wcg_attach_fds), tell the child it is attached ("attached"; it builds
+ * its root meanwhile and waits for this before its cgroup namespace, its
+ * fds, limits and the program: jail/enter.c).  -1 with err. */
+int jail_go(struct jail *j, struct werr *err);
+void jail_abort(struct jail *j);
 
 /* Ask init to SIGKILL every process of the jail but itself and the program;
  * it answers JAIL_EV_SWEPT on sync_fd once none is left alive.  The signal

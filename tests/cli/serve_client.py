@@ -722,7 +722,9 @@ def open_error(s, **kw):
 
 def sc_ws_swap(s, args):
     """Finding 1: session B's workspace is swapped for a symlink to the
-    host's root after B opened it; B's next jail must not follow it."""
+    host's root after B opened it; B's next jail must not follow it.  (B's
+    shell jail starts when B opens, before the swap, and holds the opened
+    directory; the checks run Python, whose jail starts after it.)"""
     ws = args["workspace"]
     hd = host_dir(ws)
     a = s.open()
@@ -732,7 +734,7 @@ def sc_ws_swap(s, args):
     ok_result(s.run(a, "shell", "rmdir sub && ln -s /oldroot sub")[2], "swap")
     code = ("cat %s/canary; touch %s/escaped; ls -a %s | head -3" %
             ((os.path.join(ws, "sub") + hd,) * 2 + (os.path.join(ws, "sub"),)))
-    out, err, res, _ = s.run(b, "shell", code)
+    out, err, res, _ = s.run(b, "python", "import subprocess\nsubprocess.run(%r, shell=True)" % code)
     check(not os.path.exists(os.path.join(hd, "escaped")),
           "the jail wrote into the host's %s through the swapped workspace" % hd)
     check("host-canary" not in out, "the jail read the host's canary: %r" % out)
@@ -948,6 +950,249 @@ def sc_net_proxy(s, args):
     check(out == "HTTP 403\n", "network profile, a host not allowed: %r (stderr %r)" % (out, err))
 
 
+# ---- the warm pool (tests/cli/pool.bats) -------------------------------------
+
+def jail_inits(s):
+    """Host pids of the jails' init processes: warden's children in a pid
+    namespace of their own (two NSpid values), seen from the host."""
+    r = subprocess.run(["pgrep", "-P", str(s.proc.pid)], capture_output=True, text=True)
+    pids = []
+    for p in r.stdout.split():
+        try:
+            with open("/proc/%s/status" % p) as f:
+                ns = [l for l in f if l.startswith("NSpid:")]
+        except OSError:
+            continue
+        if ns and len(ns[0].split()) >= 3:
+            pids.append(int(p))
+    return pids
+
+
+def wait_until(cond, what):
+    """Poll cond (every 20 ms) until it holds, at most WAIT seconds."""
+    deadline = time.monotonic() + WAIT
+    while not cond():
+        if time.monotonic() > deadline:
+            raise Fail("timed out waiting until %s" % what)
+        time.sleep(0.02)
+
+
+def audit_records(args, event=None):
+    recs = []
+    with open(args["audit"]) as f:
+        for l in f:
+            if l.strip():
+                r = json.loads(l)
+                if event is None or r.get("event") == event:
+                    recs.append(r)
+    return recs
+
+
+def audit_id(s, sid):
+    """The audit log's session id of the API's session sid."""
+    return sid   # the API names sessions by their audit id
+
+
+def pooled_open(s, args, **kw):
+    """Open a session once the pool holds a ready jail for it, and check
+    from the audit log that it got that pooled jail."""
+    before = len(audit_records(args, "jail"))
+    sid = s.open(**kw)
+    wait_until(lambda: len(audit_records(args, "jail")) > before, "the pooled jail is taken")
+    rec = audit_records(args, "jail")[-1]
+    check(rec.get("session") == audit_id(s, sid) and rec.get("pooled") is True,
+          "the session did not get a pooled jail: %s" % rec)
+    return sid
+
+
+PROBES = ["proc_self_exe", "open_by_handle_at", "io_uring", "userns", "mount_api", "keyrings",
+          "bpf", "perf_event", "userfaultfd", "ptrace", "chroot", "sysfs", "proc_sys",
+          "capabilities", "nnp_seccomp", "init_confined", "af_packet"]
+
+PROBE_LOOP = ("for p in %s; do ./$p >/dev/null 2>&1; echo \"$p=$?\"; done; "
+              "grep -E '^(NoNewPrivs|Seccomp|Seccomp_filters|CapInh|CapPrm|CapEff|CapBnd|CapAmb):' "
+              "/proc/self/status | tr -d ' \\t'")
+
+
+def sc_pool_confined(s, args):
+    """A session's cold jail and another's pooled one, from the same server:
+    every security probe a session can run is blocked in both, with the
+    same results, and the same status seen from inside and from the host."""
+    a = s.open()                              # the pool was empty: cold
+    ok_result(s.run(a, "python", "pass")[2], "a's first block")
+    wait_until(lambda: len(jail_inits(s)) >= 2, "a jail waits in the pool")
+    b = pooled_open(s, args)
+    code = PROBE_LOOP % " ".join(PROBES)
+    outs = []
+    for sid in (a, b):
+        out, err, res, _ = s.run(sid, "shell", code)
+        ok_result(res, "probes in %s" % sid)
+        outs.append(out)
+        for p in PROBES:
+            check("%s=0\n" % p in out, "probe %s not blocked in session %s: %r" % (p, sid, out))
+    check(outs[0] == outs[1], "a pooled jail differs from a cold one:\n%s\n%s" % (outs[0], outs[1]))
+    # from the host: every process of both jails, as the kernel sees it
+    seen = []
+    for init in jail_inits(s):
+        for pid in [init] + [int(x) for x in subprocess.run(
+                ["pgrep", "-P", str(init)], capture_output=True, text=True).stdout.split()]:
+            with open("/proc/%d/status" % pid) as f:
+                st = dict(l.split(":", 1) for l in f if ":" in l)
+            seen.append(tuple(st[k].strip() for k in ("NoNewPrivs", "Seccomp", "CapEff", "CapBnd")))
+    check(seen and all(x == ("1", "2", "0000000000000000", "0000000000000000") for x in seen),
+          "a jailed process seen from the host: %s" % seen)
+
+
+STATE_CODE = r"""
+import os, subprocess
+open('/tmp/left-by-a', 'w').write('secret-a')
+os.environ['LEFT_BY_A'] = '1'
+os.chdir('/tmp')
+subprocess.Popen(['sleep', '1000'], start_new_session=True)
+left_by_a = 1
+print('planted')
+"""
+
+CHECK_CODE = r"""
+import os
+procs = []
+for p in os.listdir('/proc'):
+    if p.isdigit():
+        try:
+            procs.append(open('/proc/%s/cmdline' % p, 'rb').read().split(b'\0')[0])
+        except OSError:
+            pass
+print(os.path.exists('/tmp/left-by-a'), os.environ.get('LEFT_BY_A'), os.getcwd() == '/tmp',
+      b'sleep' in procs, 'left_by_a' in globals())
+"""
+
+
+def sc_pool_no_state(s, args):
+    """Nothing crosses from one session's jail to another's: session A (the
+    bg profile: its background process lives on) leaves a file in /tmp, a
+    process, an environment variable, a cwd and a global, and closes; B,
+    with a pooled jail, sees none of it.  A one-shot session's next block
+    gets a fresh pooled jail that does not see its previous block's."""
+    a = s.open(profile="bg")
+    out, err, res, _ = s.run(a, "python", STATE_CODE)
+    ok_result(res, "plant in a")
+    out, err, res, _ = s.run(a, "python", CHECK_CODE)
+    check(out == "True 1 True True True\n", "the state did not hold in a itself: %r" % out)
+    s.wait_id(s.send({"op": "close", "session": a}), "closed")
+    b = pooled_open(s, args, profile="bg")
+    out, err, res, _ = s.run(b, "python", CHECK_CODE)
+    ok_result(res, "check in b")
+    check(out == "False None False False False\n", "state crossed from a to b: %r" % out)
+    # one-shot: each block after the first takes a ready jail
+    o = s.open(profile="bg", oneshot=True)
+    out, err, res, _ = s.run(o, "python", STATE_CODE)
+    ok_result(res, "plant in the one-shot session")
+    before = len(audit_records(args, "jail"))
+    wait_until(lambda: len(audit_records(args, "jail")) > before, "a pooled jail replaces it")
+    out, err, res, _ = s.run(o, "python", CHECK_CODE)
+    check(out == "False None False False False\n" and res.get("fresh_jail") is True,
+          "state crossed between one-shot blocks: %r %s" % (out, res))
+
+
+def sc_pool_audit(s, args):
+    """A pooled jail's records carry the session that used it: the denied
+    syscall of a probe run in B is B's, never the pool's or another's."""
+    a = s.open()
+    ok_result(s.run(a, "shell", "true")[2], "a's first block")
+    wait_until(lambda: len(jail_inits(s)) >= 2, "a jail waits in the pool")
+    b = pooled_open(s, args)
+    out, err, res, _ = s.run(b, "shell", "./bpf")
+    ok_result(res, "bpf probe in b")
+    denied = [r for r in audit_records(args, "denied") if r.get("syscall") == "bpf"]
+    check(denied and all(r.get("session") == audit_id(s, b) for r in denied),
+          "the denied records are not b's (%s): %s" % (b, denied))
+    ends = [r for r in audit_records(args, "block_end") if r.get("session") == audit_id(s, b)]
+    check(len(ends) == 1 and ends[0].get("denied_syscalls"), "b's block_end: %s" % ends)
+
+
+def sc_pool_idle(s, args):
+    """Run with --pool-idle 1: the pooled jail ends once unused that long;
+    the session's own jail stays."""
+    a = s.open()
+    ok_result(s.run(a, "python", "x = 1")[2], "a's first block")
+    wait_until(lambda: len(jail_inits(s)) == 2, "a jail waits in the pool")
+    wait_until(lambda: len(jail_inits(s)) == 1, "the idle pool is emptied")
+    out, err, res, _ = s.run(a, "python", "print(x)")
+    ok_result(res, "the session's own jail")
+    check(res.get("fresh_jail") is False and out == "1\n", "a: %r %s" % (out, res))
+
+
+def sc_pool_max(s, args):
+    """Run with --max-sessions 3 --pool 4: sessions and pooled jails together
+    stay within 3 jails; the 4th open is refused naming --max-sessions,
+    while pooled jails give way to sessions that open."""
+    a = s.open()
+    ok_result(s.run(a, "python", "pass")[2], "a's first block")
+    wait_until(lambda: len(jail_inits(s)) == 3, "the pool fills the budget")
+    check(len(jail_inits(s)) == 3, "more jails than --max-sessions")
+    b = pooled_open(s, args)
+    c = pooled_open(s, args)
+    check(len(jail_inits(s)) <= 3, "more jails than --max-sessions: %s" % jail_inits(s))
+    rid = s.send({"op": "open"})
+    ev = s.wait_id(rid)
+    check(ev.get("event") == "error" and "--max-sessions" in ev.get("message", ""),
+          "a 4th open: %s" % ev)
+    for sid in (a, b, c):
+        out, err, res, _ = s.run(sid, "python", "print(2)")
+        ok_result(res, "session %s" % sid)
+        check(out == "2\n", "%s: %r" % (sid, out))
+    check(len(jail_inits(s)) <= 3, "more jails than --max-sessions: %s" % jail_inits(s))
+
+
+def attacher_pids(s):
+    """warden's cgroup attacher (supervisor/attach.c), by its name."""
+    r = subprocess.run(["pgrep", "-P", str(s.proc.pid), "-x", "warden-attach"],
+                       capture_output=True, text=True)
+    return [int(p) for p in r.stdout.split()]
+
+
+def sc_start_off_loop(s, args):
+    """A jail start never holds up other sessions: session A streams output
+    and session C answers round trips while session B's jail start is held
+    at its cgroup attach (warden's attacher stopped with SIGSTOP: the start
+    cannot complete), then B's block runs once it is let go.  Where no
+    cgroup needs an attach, B's start goes through without the attacher."""
+    a = s.open()
+    c = s.open()
+    out, err, res, _ = s.run(c, "python", "print('c ready')")
+    ok_result(res, "c's first block")
+    ev = [e for e in s.events if e.get("event") == "opened" and e.get("session") == a][0]
+    cgroup = any(str(v).startswith("cgroup") for v in (ev.get("limits") or {}).values())
+    att = attacher_pids(s)
+    check(len(att) == 1, "warden's cgroup attacher: %s" % att)
+    stream = s.start(a, "python", "import time\nfor i in range(100000):\n"
+                     "    print('a', i, flush=True)\n    time.sleep(0.01)")
+    s.wait(lambda e: e.get("id") == stream and "content" in e, what="a's output")
+    os.kill(att[0], signal.SIGSTOP)
+    try:
+        b = s.open()
+        rb = s.start(b, "python", "print('b ran')")
+        if cgroup:
+            # b's start is held; the loop serves everyone else meanwhile
+            for i in range(5):
+                s.backlog = [e for e in s.backlog if e.get("id") != stream]
+                s.wait(lambda e: e.get("id") == stream and "content" in e,
+                       what="a's output while b's jail starts")
+                out, err, res, _ = s.run(c, "python", "print(%d)" % i)
+                ok_result(res, "c's round trip while b's jail starts")
+                check(out == "%d\n" % i, "c: %r" % out)
+            early = [e for e in s.events if e.get("id") == rb and
+                     ("content" in e or e.get("event") in ("result", "error"))]
+            check(not early, "b's block ran while its jail start was held: %s" % early)
+    finally:
+        os.kill(att[0], signal.SIGCONT)
+    out, err, res, _ = s.collect(rb)
+    ok_result(res, "b's block once its jail started")
+    check(out == "b ran\n", "b: %r" % out)
+    s.send({"op": "interrupt", "session": a})
+    s.wait(lambda e: e.get("id") == stream and e.get("event") == "result", what="a's result")
+
+
 SCENARIOS = {name[3:]: fn for name, fn in globals().items() if name.startswith("sc_")}
 
 
@@ -960,6 +1205,8 @@ def main():
     args = {}
     if "--workspace" in wargs:
         args["workspace"] = wargs[wargs.index("--workspace") + 1]
+    if "--audit-log" in wargs:
+        args["audit"] = wargs[wargs.index("--audit-log") + 1]
     s = Serve(wargs)
     try:
         SCENARIOS[name](s, args)

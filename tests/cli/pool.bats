@@ -1,0 +1,75 @@
+#!/usr/bin/env bats
+# The session server's warm pool and its jail start off the loop (issue 11):
+# a pooled jail is as confined as a cold one, carries no state from another
+# session, is audited under the session that used it, is emptied when idle
+# and counts toward --max-sessions; one session's jail start never holds up
+# another's output.  tests/cli/serve_client.py plays each scenario.
+load ../helpers
+
+setup() {
+	common_setup
+	CFG="$WS.config"
+	mkdir -p "$CFG/warden/profiles"
+	printf '%s\n' '{"name":"bg","extends":"workspace","limits":{"wall_time":"5m","background":true}}' \
+		> "$CFG/warden/profiles/bg.json"
+}
+teardown() {
+	rm -rf "$CFG"
+	common_teardown
+}
+
+# pool_client SCENARIO [warden serve options]
+pool_client() {
+	run env WARDEN="$WARDEN" XDG_CONFIG_HOME="$CFG" \
+		python3 "$WARDEN_TOP/tests/cli/serve_client.py" "$1" --workspace "$WS" \
+		--audit-log "$AUDIT" "${@:2}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ok $1"* ]]
+}
+
+# the security probes a session can run, in the workspace
+copy_probes() {
+	local p
+	for p in proc_self_exe open_by_handle_at io_uring userns mount_api keyrings bpf \
+		perf_event userfaultfd ptrace chroot sysfs proc_sys capabilities nnp_seccomp \
+		init_confined af_packet; do
+		[ -x "$WARDEN_PROBES/$p" ] || { echo "probe $p not built (make probes)"; return 1; }
+		cp "$WARDEN_PROBES/$p" "$WS/"
+	done
+}
+
+@test "pool: a pooled jail is as confined as a cold one: every session probe blocked alike (G120)" {
+	copy_probes
+	pool_client pool_confined --pool 1
+}
+
+@test "pool: no file, process, environment, cwd or global crosses to a pooled jail (G121)" {
+	pool_client pool_no_state --pool 1 --allow-profile bg
+}
+
+@test "pool: a pooled jail's denied calls are audited under the session that used it (G122)" {
+	copy_probes
+	pool_client pool_audit --pool 1
+}
+
+@test "pool: unused pooled jails end after --pool-idle" {
+	pool_client pool_idle --pool 1 --pool-idle 1
+}
+
+@test "pool: pooled jails count toward --max-sessions; an open beyond it is refused" {
+	pool_client pool_max --pool 4 --max-sessions 3
+}
+
+@test "pool: a session's jail start never holds up another session's output or round trips" {
+	pool_client start_off_loop --pool 0
+}
+
+@test "pool: --pool and --pool-idle out of range fail at start, naming the option" {
+	run "$WARDEN" serve --stdio --pool 65
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--pool: '65' is not a number from 0 to 64"* ]]
+	run "$WARDEN" serve --stdio --pool-idle 0
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"--pool-idle: '0' is not a number from 1 to 86400"* ]]
+}
