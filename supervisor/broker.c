@@ -125,11 +125,14 @@ static int open_user_dir(const char *path, bool drop, gid_t gid, mode_t mode, st
 }
 
 /* What the broker reads from the environment, and the libraries it uses
- * (locale, terminal, libcurl, OpenSSL).  Anything else stays behind. */
+ * (locale, terminal, libcurl, OpenSSL).  Anything else stays behind.
+ * TERM_PROGRAM and KITTY_WINDOW_ID only name the terminal (the chat draws
+ * images inline where it can: broker/chat_run.c); they lead nowhere. */
 static bool env_kept(const char *kv)
 {
 	static const char *const keep[] = {
 		"HOME", "LANG", "LANGUAGE", "TERM", "TERMINFO", "TERMINFO_DIRS", "COLUMNS", "LINES",
+		"TERM_PROGRAM", "KITTY_WINDOW_ID",
 		"TZ", "NO_COLOR", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
 		"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
 		"no_proxy", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE",

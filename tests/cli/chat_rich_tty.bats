@@ -48,10 +48,10 @@ wait_for() {
 	return 1
 }
 
-# start_chat TERM: warden chat -y "draw" in tmux, its raw output in $T/raw;
-# it starts once the pipe is in place ($T/go)
+# start_chat TERM [VAR=VALUE]: warden chat -y "draw" in tmux, its raw output
+# in $T/raw; it starts once the pipe is in place ($T/go)
 start_chat() {
-	local envs="HOME='$T/home' XDG_CONFIG_HOME='$T/config' XDG_DATA_HOME='$T/data' WARDEN_AUDIT_LOG='$AUDIT' TERM=$1 NO_COLOR=1"
+	local envs="HOME='$T/home' XDG_CONFIG_HOME='$T/config' XDG_DATA_HOME='$T/data' WARDEN_AUDIT_LOG='$AUDIT' TERM=$1 NO_COLOR=1 ${2:-}"
 	mkdir -p "$T/home"
 	tmux -L "$SOCK" -f /dev/null new-session -d -x 200 -y 50 \
 		"while [ ! -e '$T/go' ]; do sleep 0.05; done; env -u KITTY_WINDOW_ID -u TERM_PROGRAM $envs '$WARDEN' chat -y --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key k draw; sleep 120"
@@ -81,6 +81,15 @@ SCRIPT='[{"tool_call": {"language": "python", "code": "from PIL import Image\nIm
 	screen | grep -q "image (png, [0-9]* bytes) saved in "
 	# the escape: APC G with PNG (f=100), transmit and show (a=T), base64 of a PNG
 	grep -qa $'\e_Gf=100,a=T,m=0;iVBORw0KGgo' "$T/raw"
+}
+
+@test "chat tty: on a terminal whose TERM_PROGRAM says iTerm2, the image is drawn inline (iTerm2's protocol)" {
+	# TERM_PROGRAM passes the broker's environment allowlist (G47)
+	fake_llm <<< "$SCRIPT"
+	start_chat xterm-256color TERM_PROGRAM=iTerm.app
+	wait_for "A blue box."
+	screen | grep -q "image (png, [0-9]* bytes) saved in "
+	grep -qa $'\e]1337;File=inline=1;size=[0-9]*:iVBORw0KGgo' "$T/raw"
 }
 
 @test "chat tty: the running line of a block is shown under its code box" {

@@ -63,6 +63,11 @@ need_py() {
 	rich_client final
 }
 
+@test "rich: an R block's final visible value is shown, an invisible one is not" {
+	command -v Rscript >/dev/null || skip_unless_works "no Rscript (tools/deps.sh installs r-base-core)"
+	rich_client final_r
+}
+
 @test "rich: forged and oversized M/A frames on the control fd are bounded and harmless" {
 	rich_client hostile --allow-profile flood --profile flood
 }
