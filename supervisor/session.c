@@ -601,14 +601,17 @@ static void on_ctl(struct wloop *l, struct wsrc *src, uint32_t events)
 			int status;
 			/* Backpressure, as for stdout (on_pipe): an image is up
 			 * to 3 MiB and a profile may have no output limit, so
-			 * what the driver writes here is read only while the
-			 * broker keeps up; otherwise jailed code could queue
-			 * images until the supervisor drops the broker, and
-			 * every session with it (SECURITY.md G144).  A hung-up
-			 * socket is read on: what is left in it is bounded by
-			 * its buffer, and epoll would report the hang-up
-			 * again and again while paused. */
-			if (!(events & (EPOLLHUP | EPOLLERR)) && wloop_peer_behind(&sv->loop)) {
+			 * an image's bytes are read only while the broker keeps
+			 * up; otherwise jailed code could queue images until
+			 * the supervisor drops the broker, and every session
+			 * with it (SECURITY.md G144).  Lines ("A", "D") are
+			 * small and bounded per block: they are read on, so a
+			 * block's end is never held up by another session's
+			 * output.  A hung-up socket is read on too: its rest is
+			 * bounded by its buffer, and epoll would report the
+			 * hang-up again and again while paused. */
+			if (j->rich.left && !(events & (EPOLLHUP | EPOLLERR)) &&
+			    wloop_peer_behind(&sv->loop)) {
 				j->ctl_paused = true;
 				wloop_rearm(&sv->loop, src, j->ctl_out.len ? EPOLLOUT : 0);
 				return;
