@@ -280,6 +280,8 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct sv_opts *o, ch
 		{ "max-sessions", required_argument, NULL, O_MAX_SESSIONS },
 		{ "net", required_argument, NULL, O_NET },
 		{ "allow", required_argument, NULL, O_ALLOW },
+		{ "pool", required_argument, NULL, O_POOL },
+		{ "pool-idle", required_argument, NULL, O_POOL_IDLE },
 		{ "help", no_argument, NULL, O_HELP },
 		{ 0 }
 	};
