@@ -433,7 +433,11 @@ static int run_policy(struct run *r, struct wrun_result *res, struct werr *err)
  *     /proc/self/fd), so its fcntl flags (O_NONBLOCK, ...) are its own and
  *     never reach the caller or the processes sharing the caller's;
  *   - the pipe's size, the one property it can change (F_SETPIPE_SZ, at
- *     most 1 MiB without CAP_SYS_RESOURCE), is put back after the run;
+ *     most 1 MiB without CAP_SYS_RESOURCE), is put back after the run --
+ *     unless the pipe then holds more than its old size, which the kernel
+ *     will not shrink below: it stays bigger (1 MiB at most) until read;
+ *   - F_SETOWN/F_SETSIG/O_ASYNC are its own description's and name only
+ *     pids of its pid namespace: it can signal only itself;
  *   - it cannot write after warden's exit: every process of the jail is
  *     dead once init is reaped.
  * As anyone else the jail is the pipe's owner and could reopen it for

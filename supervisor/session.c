@@ -333,6 +333,11 @@ void sess_resume_output(struct sv *sv)
 				wloop_rearm(&sv->loop, &j->out_src, EPOLLIN);
 				wloop_rearm(&sv->loop, &j->err_src, EPOLLIN);
 			}
+			if (j && j->ctl_paused) {
+				j->ctl_paused = false;
+				wloop_rearm(&sv->loop, &j->ctl_src,
+				            EPOLLIN | (j->ctl_out.len ? EPOLLOUT : 0));
+			}
 		}
 }
 
@@ -594,6 +599,23 @@ static void on_ctl(struct wloop *l, struct wsrc *src, uint32_t events)
 		for (;;) {
 			ssize_t n;
 			int status;
+			/* Backpressure, as for stdout (on_pipe): an image is up
+			 * to 3 MiB and a profile may have no output limit, so
+			 * an image's bytes are read only while the broker keeps
+			 * up; otherwise jailed code could queue images until
+			 * the supervisor drops the broker, and every session
+			 * with it (SECURITY.md G144).  Lines ("A", "D") are
+			 * small and bounded per block: they are read on, so a
+			 * block's end is never held up by another session's
+			 * output.  A hung-up socket is read on too: its rest is
+			 * bounded by its buffer, and epoll would report the
+			 * hang-up again and again while paused. */
+			if (j->rich.left && !(events & (EPOLLHUP | EPOLLERR)) &&
+			    wloop_peer_behind(&sv->loop)) {
+				j->ctl_paused = true;
+				wloop_rearm(&sv->loop, src, j->ctl_out.len ? EPOLLOUT : 0);
+				return;
+			}
 			if (j->rich.left) {   /* an "M" frame's bytes (rich.c) */
 				n = rich_read(sv, j, src->fd);
 				if (n == 0)

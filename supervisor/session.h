@@ -70,6 +70,7 @@ struct sv_jail {
 	size_t ctl_in_len;
 	struct sv_rich rich;            /* "M"/"A" from the driver (rich.h) */
 	bool paused;                    /* output not polled: the broker is behind */
+	bool ctl_paused;                /* control socket not read: the broker is behind */
 	/* the running block */
 	bool busy, fresh, interrupted;
 	uint32_t block;
