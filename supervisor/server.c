@@ -33,6 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "proxy.h"
 #include "session.h"
 #include "sv.h"
 #include "cmd.h"
@@ -472,6 +473,9 @@ static int run_server(int argc, char **argv, bool chat)
 	}
 	if (set_max_sessions(sv, &o) < 0)
 		goto out;
+	/* the jails' proxies share what the sessions leave (proxy.c): a flood
+	 * in one jail never takes the fds of the others */
+	wproxy_reserve_fds(SV_FDS_RESERVE + sv->max_sessions * SV_FDS_PER_SESSION);
 	sv->pool_size = o.pool;
 	sv->pool_idle_ms = (uint64_t)o.pool_idle_s * 1000;
 	sv->chat = chat;

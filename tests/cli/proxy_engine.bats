@@ -263,3 +263,55 @@ hwm_kb() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status"; }
 	# any buffer growth would show here
 	[ "$((after - before))" -lt 2048 ]
 }
+
+# A jail that floods its proxy must not take the fds of the supervisor and
+# of the other jails' proxies (SECURITY.md G107): two proxies in one loop,
+# as two sessions' jails in one server, under a small open-files limit; the
+# first is flooded with tunnels, the second still serves.
+@test "proxy: a flood on one proxy leaves the process's fds to another proxy (open-files budget)" {
+	rm -f "$WS/proxy.port"
+	prlimit --nofile=200 "$PROXYD" --second "$WS/proxy2.port" "$WS/proxy.port" \
+		"127.0.0.1:$HTTP_PORT" "127.0.0.1:$ECHO_PORT" 2> "$WS/proxyd.err" 3>&- &
+	PROXY_PID=$!
+	PIDS+=("$PROXY_PID")
+	PROXY=$(wait_for "$WS/proxy.port" '^\([0-9][0-9]*\)$')
+	local proxy2
+	proxy2=$(wait_for "$WS/proxy2.port" '^\([0-9][0-9]*\)$')
+	# the flood: CONNECT tunnels held open (a relayed connection has no
+	# idle limit), until the proxy refuses one (503) or holds every fd
+	python3 - "$PROXY" "$PROXY_PID" "127.0.0.1:$HTTP_PORT" "$WS/flood.ready" "$WS/flood.done" <<'PY' 3>&- &
+import os, socket, sys, time
+port, pid, target, ready, done = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+socks = []
+for _ in range(256):
+    if len(os.listdir("/proc/%s/fd" % pid)) >= 195:
+        break
+    s = socket.create_connection(("127.0.0.1", port))
+    socks.append(s)
+    s.sendall(b"CONNECT %s HTTP/1.1\r\n\r\n" % target.encode())
+    s.settimeout(1)
+    try:
+        if s.recv(100).startswith(b"HTTP/1.1 503"):
+            break
+    except OSError:
+        pass
+open(ready, "w").close()
+while not os.path.exists(done):
+    time.sleep(0.1)
+PY
+	local flood=$!
+	PIDS+=("$flood")
+	local i
+	for i in $(seq 600); do [ -e "$WS/flood.ready" ] && break; sleep 0.1; done
+	[ -e "$WS/flood.ready" ]
+	run curl -sS --max-time 20 -x "http://127.0.0.1:$proxy2" "http://127.0.0.1:$HTTP_PORT/hello.txt"
+	touch "$WS/flood.done"
+	echo "$output"
+	[ "$output" = hello-through-proxy ]
+	# once the flood is gone, the flooded proxy serves again
+	for i in $(seq 300); do [ ! -e "/proc/$flood" ] && break; sleep 0.1; done
+	run python3 "$PEER" tunnel "$PROXY" "127.0.0.1:$ECHO_PORT"
+	[ "${lines[0]}" = "HTTP/1.1 200 Connection established" ]
+	# and the proxy never spun on a full fd table, one warning per wakeup
+	[ "$(grep -c 'accept: Too many open files' "$WS/proxyd.err")" -le 1 ]
+}
