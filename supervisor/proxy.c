@@ -23,6 +23,7 @@
  * same connection can only reach the same (allowed) destination. */
 #include <arpa/inet.h>
 #include <ares.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -694,6 +695,20 @@ static int parse_head(struct pconn *c, size_t end, const char **why)
 			*why = "a header line is folded or has no ':'";
 			return -1;
 		}
+		/* the name is an HTTP token right up to the ':': "Host : x" is
+		 * not dropped as Host here, and a lenient server upstream could
+		 * read it as a second Host */
+		for (i = 0; line[i] != ':'; i++)
+			if (!isalnum((unsigned char)line[i]) && !strchr("!#$%&'*+-.^_`|~", line[i])) {
+				free(out);
+				*why = "a header name is not an HTTP token (no space before ':')";
+				return -1;
+			}
+		if (i == 0) {
+			free(out);
+			*why = "a header name is empty";
+			return -1;
+		}
 		if (!header_is(line, len, "Host") && !header_is(line, len, "Connection") &&
 		    !header_is(line, len, "Proxy-Connection") && !header_is(line, len, "Keep-Alive") &&
 		    !header_is(line, len, "Proxy-Authorization")) {
@@ -1101,9 +1116,18 @@ struct wproxy *wproxy_new(struct wloop *l, int listen_fd, const struct wproxy_co
 	 * through the socket-state callback */
 	opts.sock_state_cb = ares_sock_cb;
 	opts.sock_state_cb_data = p;
+	/* the name looked up is the name checked, never that name with a
+	 * search domain of resolv.conf appended (a different name, whose
+	 * answer no entry allowed): no search domains at all (c-ares 1.18's
+	 * getaddrinfo ignores ARES_FLAG_NOSEARCH; a trailing dot would skip
+	 * /etc/hosts) */
+	opts.flags = ARES_FLAG_NOSEARCH;
+	opts.domains = NULL;
+	opts.ndomains = 0;
 	rc = ares_library_init(ARES_LIB_INIT_ALL);
 	if (rc == ARES_SUCCESS)
-		rc = ares_init_options(&p->ch, &opts, ARES_OPT_SOCK_STATE_CB);
+		rc = ares_init_options(&p->ch, &opts,
+		                       ARES_OPT_SOCK_STATE_CB | ARES_OPT_FLAGS | ARES_OPT_DOMAINS);
 	if (rc != ARES_SUCCESS)
 		wlog_warn("proxy: the resolver (c-ares) did not start: %s; names will not resolve "
 		          "(check /etc/resolv.conf)", ares_strerror(rc));

@@ -315,3 +315,66 @@ PY
 	# and the proxy never spun on a full fd table, one warning per wakeup
 	[ "$(grep -c 'accept: Too many open files' "$WS/proxyd.err")" -le 1 ]
 }
+
+# The name that was checked is the only one looked up: never the name with a
+# search domain of resolv.conf appended, whose answer no entry allowed
+# (SECURITY.md G108).  In private mount and network namespaces: resolv.conf
+# with a search domain and a fake DNS server on 127.0.0.1:53 that answers
+# NXDOMAIN and logs each name asked.
+@test "proxy: a name is looked up as written, never with resolv.conf's search domains" {
+	printf 'search corp.warden.test\nnameserver 127.0.0.1\noptions ndots:1 attempts:1\n' > "$WS/resolv.conf"
+	cat > "$WS/dns.py" <<'PY'
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 53))
+open(sys.argv[2], "w").close()
+while True:
+    d, a = s.recvfrom(2048)
+    i, parts = 12, []
+    while d[i]:
+        parts.append(d[i + 1:i + 1 + d[i]].decode())
+        i += 1 + d[i]
+    with open(sys.argv[1], "a") as f:
+        f.write(".".join(parts) + "\n")
+    s.sendto(d[:2] + struct.pack(">H", 0x8183) + d[4:6] + b"\0" * 6 + d[12:], a)
+PY
+	cat > "$WS/inside.sh" <<'SH'
+set -e
+ws=$1 proxyd=$2 peer=$3
+ip link set lo up
+mount --bind "$ws/resolv.conf" /etc/resolv.conf
+python3 "$ws/dns.py" "$ws/dns.log" "$ws/dns.ready" &
+dns=$!
+for i in $(seq 300); do [ -e "$ws/dns.ready" ] && break; sleep 0.1; done
+"$proxyd" "$ws/proxy.port" '*.allowed.warden.test:443' &
+px=$!
+for i in $(seq 300); do [ -s "$ws/proxy.port" ] && break; sleep 0.1; done
+python3 "$peer" raw "$(cat "$ws/proxy.port")" 'CONNECT www.allowed.warden.test:443 HTTP/1.1\r\n\r\n' || true
+kill "$px" "$dns"
+SH
+	local un=(unshare -mn)
+	is_root || un=(unshare -rmn)
+	run "${un[@]}" sh "$WS/inside.sh" "$WS" "$PROXYD" "$PEER"
+	echo "$output"
+	cat "$WS/dns.log"
+	[[ "${lines[0]}" == "HTTP/1.1 502 Bad Gateway"* ]]
+	[[ "$output" == *"resolving www.allowed.warden.test: Domain name not found"* ]]
+	# the control: the fake server was asked, for the name as written
+	grep -qx 'www.allowed.warden.test' "$WS/dns.log"
+	run ! grep -q 'corp' "$WS/dns.log"
+}
+
+# A header line the proxy would not recognise as Host (a space before the
+# colon, a name that is not an HTTP token) never reaches upstream, where a
+# lenient server could read it as a second Host (SECURITY.md G103)
+@test "proxy: a Host header spelled around the check gets 400, never reaches upstream" {
+	start_proxy -- "127.0.0.1:$ECHO_PORT"
+	local h
+	for h in 'Host : evil.example' 'Host\t: evil.example' 'Ho st: evil.example' '"Host": evil.example'; do
+		run python3 "$PEER" raw "$PROXY" "GET http://127.0.0.1:$ECHO_PORT/ HTTP/1.1\\r\\n$h\\r\\n\\r\\n"
+		echo "$h: $output"
+		[[ "${lines[0]}" == "HTTP/1.1 400 Bad Request"* ]]
+		[[ "$output" == *"header name"* ]]
+		[[ "$output" != *evil.example* ]]
+	done
+}
