@@ -378,3 +378,33 @@ SH
 		[[ "$output" != *evil.example* ]]
 	done
 }
+
+# Every other spelling of the host's loopback is refused before any
+# connection, even when a literal loopback entry and a wildcard are in the
+# list (SECURITY.md G109): numeric and octal and short IPv4 forms,
+# IPv4-mapped and compatible IPv6, ::1 and :: and 0.0.0.0, a zone id,
+# trailing dots, upper case, userinfo
+@test "proxy: no spelling of a loopback address gets past a list naming another one" {
+	start_proxy --audit "$AUDIT" -- "127.0.0.2:$HTTP_PORT" "*.example.org" "allowed.example.net"
+	local t p=$HTTP_PORT
+	for t in "2130706433:$p" "0x7f.1:$p" "127.1:$p" "0177.0.0.1:$p" "127.000.000.001:$p" \
+		"[::ffff:127.0.0.1]:$p" "[::ffff:7f00:1]:$p" "[::127.0.0.1]:$p" "[::1]:$p" "[::1%25lo]:$p" \
+		"[::]:$p" "0.0.0.0:$p" "127.0.0.1.:$p" "LOCALHOST.:$p" "localhost:$p" \
+		"allowed.example.net@127.0.0.1:$p" "[::ffff:127.0.0.2]:$p" "127.0.0.1:0$p"; do
+		run python3 "$PEER" raw "$PROXY" "CONNECT $t HTTP/1.1\\r\\n\\r\\nGET /hello.txt HTTP/1.0\\r\\n\\r\\n"
+		echo "$t: ${lines[0]}"
+		[[ "${lines[0]}" == "HTTP/1.1 403 Forbidden"* || "${lines[0]}" == "HTTP/1.1 400 Bad Request"* ]]
+		[[ "$output" != *hello-through-proxy* ]]
+		run python3 "$PEER" raw "$PROXY" "GET http://$t/hello.txt HTTP/1.1\\r\\n\\r\\n"
+		[[ "${lines[0]}" == "HTTP/1.1 403 Forbidden"* || "${lines[0]}" == "HTTP/1.1 400 Bad Request"* ]]
+		[[ "$output" != *hello-through-proxy* ]]
+	done
+	# nothing reached the server (it listens on 127.0.0.1), nothing was dialled
+	run ! grep -q 'GET /hello.txt' "$WS/http.log"
+	run ! grep -q '"allowed":true' "$AUDIT"
+	# the control: the literal entry itself is dialled (nothing listens on
+	# 127.0.0.2: refused upstream, 502)
+	run python3 "$PEER" raw "$PROXY" "GET http://127.0.0.2:$p/hello.txt HTTP/1.1\\r\\n\\r\\n"
+	[[ "${lines[0]}" == "HTTP/1.1 502 Bad Gateway"* ]]
+	[ "$(grep -c '"allowed":true' "$AUDIT")" -eq 1 ]
+}
