@@ -417,6 +417,13 @@ static int set_max_sessions(struct sv *sv, const struct sv_opts *o)
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
 		sv->nofile = (uint64_t)rl.rlim_cur;
 		room = rl.rlim_cur > SV_FDS_RESERVE ? (size_t)((rl.rlim_cur - SV_FDS_RESERVE) / SV_FDS_PER_SESSION) : 0;
+		/* when the limit, not the count, decides: a quarter stays for the
+		 * jails' proxies (wproxy_reserve_fds below), or they would have
+		 * no fd at all */
+		if (room < want) {
+			rlim_t q = rl.rlim_cur - rl.rlim_cur / 4;
+			room = q > SV_FDS_RESERVE ? (size_t)((q - SV_FDS_RESERVE) / SV_FDS_PER_SESSION) : 0;
+		}
 	}
 	if (o->max_sessions && room < want) {
 		wlog_error("--max-sessions %zu needs about %zu open files and the limit is %" PRIu64
