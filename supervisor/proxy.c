@@ -23,6 +23,7 @@
  * same connection can only reach the same (allowed) destination. */
 #include <arpa/inet.h>
 #include <ares.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -51,6 +52,10 @@
 #define TICK_MS 250              /* deadlines and c-ares' timeouts */
 #define AUDIT_MAX 4096           /* "net" records per proxy */
 #define N_ADDRS 8                /* resolved addresses tried */
+#define CONN_FDS 6               /* what a relayed connection holds at most: its
+                                    socket, the upstream's, two pipes */
+#define GUARANTEED 4             /* connections each live proxy can always open,
+                                    however much the others hold */
 #define PIPE_CAP 65536           /* bytes in flight per direction: the default pipe;
                                     256 x 2 x 64 KiB stays under the per-user
                                     pipe-user-pages-soft (64 MiB) */
@@ -97,6 +102,8 @@ struct psock {                   /* one of c-ares' sockets */
 };
 
 struct wproxy {
+	struct wproxy *gnext;        /* every live proxy of this process */
+	bool paused;                 /* the listener is off until the next tick (EMFILE) */
 	struct wloop *l;
 	struct wproxy_conf conf;
 	struct wsrc lsn, tick;
@@ -108,6 +115,35 @@ struct wproxy {
 	size_t nconns;
 	uint64_t audited, dropped;
 };
+
+/* The fds every proxy of this process holds together are bounded: a jail
+ * that floods its proxy must never take the fds the supervisor needs for
+ * its sessions, its audit log or another jail's proxy.  The budget is the
+ * open-files limit less g_reserve (the server sets it from its sessions:
+ * wproxy_reserve_fds); each connection is charged CONN_FDS from its accept
+ * to its end, and a connection is admitted only if, after it, GUARANTEED
+ * connections of every other live proxy would still fit. */
+static struct wproxy *g_proxies;
+static size_t g_held;            /* fds charged to connections */
+static size_t g_reserve = 64;    /* fds kept for the rest of the process */
+static size_t g_limit;           /* RLIMIT_NOFILE's soft limit */
+
+void wproxy_reserve_fds(size_t fds)
+{
+	g_reserve = fds;
+}
+
+static bool admit(const struct wproxy *p)
+{
+	size_t need = CONN_FDS, budget = g_limit > g_reserve ? g_limit - g_reserve : 0;
+
+	if (p->nconns >= MAX_CONNS)
+		return false;
+	for (const struct wproxy *q = g_proxies; q; q = q->gnext)
+		if (q != p && q->nconns < GUARANTEED)
+			need += (GUARANTEED - q->nconns) * CONN_FDS;
+	return g_held + need <= budget;
+}
 
 static void pump(struct pconn *c);
 static void on_cli(struct wloop *l, struct wsrc *src, uint32_t ev);
@@ -185,6 +221,7 @@ static void pc_close(struct pconn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	p->nconns--;
+	g_held -= CONN_FDS;
 	/* the sources inside c may be named by a later event of this batch;
 	 * a pending query still holds c: its callback frees it */
 	if (!c->resolving)
@@ -658,6 +695,20 @@ static int parse_head(struct pconn *c, size_t end, const char **why)
 			*why = "a header line is folded or has no ':'";
 			return -1;
 		}
+		/* the name is an HTTP token right up to the ':': "Host : x" is
+		 * not dropped as Host here, and a lenient server upstream could
+		 * read it as a second Host */
+		for (i = 0; line[i] != ':'; i++)
+			if (!isalnum((unsigned char)line[i]) && !strchr("!#$%&'*+-.^_`|~", line[i])) {
+				free(out);
+				*why = "a header name is not an HTTP token (no space before ':')";
+				return -1;
+			}
+		if (i == 0) {
+			free(out);
+			*why = "a header name is empty";
+			return -1;
+		}
 		if (!header_is(line, len, "Host") && !header_is(line, len, "Connection") &&
 		    !header_is(line, len, "Proxy-Connection") && !header_is(line, len, "Keep-Alive") &&
 		    !header_is(line, len, "Proxy-Authorization")) {
@@ -865,15 +916,27 @@ static void on_accept(struct wloop *l, struct wsrc *src, uint32_t ev)
 		int fd = accept4(src->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct pconn *c;
 
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			/* the listener stays readable: off until the next tick,
+			 * never a busy loop, never a warning per wakeup */
+			if (!p->paused)
+				wlog_warn("proxy: accept: %s; pausing this proxy for %d ms",
+				          strerror(errno), TICK_MS);
+			p->paused = true;
+			wloop_rearm(l, src, 0);
+			tick_start(p);
+			return;
+		}
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
 				wlog_warn("proxy: accept: %s", strerror(errno));
 			return;
 		}
-		if (p->nconns >= MAX_CONNS) {
+		if (!admit(p)) {
 			/* best effort, never waits: this connection holds nothing */
-			static const char body[] = "warden proxy: too many connections at once (at most 256)\n";
-			char busy[256];
+			static const char body[] = "warden proxy: too many connections at once (at most 256, "
+			                           "and the supervisor's open-files budget)\n";
+			char busy[512];
 			int bl = snprintf(busy, sizeof(busy),
 			                  "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n"
 			                  "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
@@ -892,7 +955,8 @@ static void on_accept(struct wloop *l, struct wsrc *src, uint32_t ev)
 				json_object_object_add(r, "allowed", json_object_new_boolean(false));
 				json_object_object_add(r, "status", json_object_new_int(503));
 				json_object_object_add(r, "reason", json_object_new_string(
-					"too many connections at once (at most 256)"));
+					"too many connections at once (at most 256, and the supervisor's "
+					"open-files budget)"));
 				json_object_object_add(r, "bytes_up", json_object_new_int(0));
 				json_object_object_add(r, "bytes_down", json_object_new_int(0));
 				json_object_object_add(r, "duration_ms", json_object_new_int(0));
@@ -916,6 +980,7 @@ static void on_accept(struct wloop *l, struct wsrc *src, uint32_t ev)
 			p->conns->prev = c;
 		p->conns = c;
 		p->nconns++;
+		g_held += CONN_FDS;
 		wloop_watch(l, &c->cli, fd, EPOLLIN, on_cli, c);
 		tick_start(p);
 	}
@@ -956,6 +1021,10 @@ static void on_tick(struct wloop *l, struct wsrc *src, uint32_t ev)
 			c->deadline_ms = 0;   /* no idle limit on a relayed connection */
 			break;
 		}
+	}
+	if (p->paused) {
+		p->paused = false;
+		wloop_rearm(l, &p->lsn, EPOLLIN);
 	}
 	if (!p->conns) {
 		wloop_timer_set(&p->tick, 0, 0);
@@ -1023,6 +1092,8 @@ struct wproxy *wproxy_new(struct wloop *l, int listen_fd, const struct wproxy_co
 		rl.rlim_cur = rl.rlim_max;
 		(void)setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		g_limit = rl.rlim_cur == RLIM_INFINITY ? (size_t)-1 / 2 : (size_t)rl.rlim_cur;
 	p = xcalloc(1, sizeof(*p));
 	p->l = l;
 	p->conf = *conf;
@@ -1045,14 +1116,25 @@ struct wproxy *wproxy_new(struct wloop *l, int listen_fd, const struct wproxy_co
 	 * through the socket-state callback */
 	opts.sock_state_cb = ares_sock_cb;
 	opts.sock_state_cb_data = p;
+	/* the name looked up is the name checked, never that name with a
+	 * search domain of resolv.conf appended (a different name, whose
+	 * answer no entry allowed): no search domains at all (c-ares 1.18's
+	 * getaddrinfo ignores ARES_FLAG_NOSEARCH; a trailing dot would skip
+	 * /etc/hosts) */
+	opts.flags = ARES_FLAG_NOSEARCH;
+	opts.domains = NULL;
+	opts.ndomains = 0;
 	rc = ares_library_init(ARES_LIB_INIT_ALL);
 	if (rc == ARES_SUCCESS)
-		rc = ares_init_options(&p->ch, &opts, ARES_OPT_SOCK_STATE_CB);
+		rc = ares_init_options(&p->ch, &opts,
+		                       ARES_OPT_SOCK_STATE_CB | ARES_OPT_FLAGS | ARES_OPT_DOMAINS);
 	if (rc != ARES_SUCCESS)
 		wlog_warn("proxy: the resolver (c-ares) did not start: %s; names will not resolve "
 		          "(check /etc/resolv.conf)", ares_strerror(rc));
 	else
 		p->ch_ok = true;
+	p->gnext = g_proxies;
+	g_proxies = p;
 	return p;
 }
 
@@ -1060,6 +1142,11 @@ void wproxy_free(struct wproxy *p)
 {
 	if (!p)
 		return;
+	for (struct wproxy **pp = &g_proxies; *pp; pp = &(*pp)->gnext)
+		if (*pp == p) {
+			*pp = p->gnext;
+			break;
+		}
 	while (p->conns)
 		pc_close(p->conns);
 	/* calls every pending query's callback (ARES_EDESTRUCTION): each frees

@@ -37,4 +37,9 @@ struct wproxy *wproxy_new(struct wloop *l, int listen_fd, const struct wproxy_co
 /* Close the listener and every connection (each audited as it ends). */
 void wproxy_free(struct wproxy *p);
 
+/* The fds every proxy of this process leaves to the rest of it (64 unless
+ * told): all proxies' connections together stay within the open-files
+ * limit less this, each live proxy keeping room for a few (proxy.c). */
+void wproxy_reserve_fds(size_t fds);
+
 #endif

@@ -33,6 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "proxy.h"
 #include "session.h"
 #include "sv.h"
 #include "cmd.h"
@@ -418,6 +419,13 @@ static int set_max_sessions(struct sv *sv, const struct sv_opts *o)
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
 		sv->nofile = (uint64_t)rl.rlim_cur;
 		room = rl.rlim_cur > SV_FDS_RESERVE ? (size_t)((rl.rlim_cur - SV_FDS_RESERVE) / SV_FDS_PER_SESSION) : 0;
+		/* when the limit, not the count, decides: a quarter stays for the
+		 * jails' proxies (wproxy_reserve_fds below), or they would have
+		 * no fd at all */
+		if (room < want) {
+			rlim_t q = rl.rlim_cur - rl.rlim_cur / 4;
+			room = q > SV_FDS_RESERVE ? (size_t)((q - SV_FDS_RESERVE) / SV_FDS_PER_SESSION) : 0;
+		}
 	}
 	if (o->max_sessions && room < want) {
 		wlog_error("--max-sessions %zu needs about %zu open files and the limit is %" PRIu64
@@ -474,6 +482,9 @@ static int run_server(int argc, char **argv, bool chat)
 	}
 	if (set_max_sessions(sv, &o) < 0)
 		goto out;
+	/* the jails' proxies share what the sessions leave (proxy.c): a flood
+	 * in one jail never takes the fds of the others */
+	wproxy_reserve_fds(SV_FDS_RESERVE + sv->max_sessions * SV_FDS_PER_SESSION);
 	sv->pool_size = o.pool;
 	sv->pool_idle_ms = (uint64_t)o.pool_idle_s * 1000;
 	sv->chat = chat;

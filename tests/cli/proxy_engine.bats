@@ -263,3 +263,148 @@ hwm_kb() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status"; }
 	# any buffer growth would show here
 	[ "$((after - before))" -lt 2048 ]
 }
+
+# A jail that floods its proxy must not take the fds of the supervisor and
+# of the other jails' proxies (SECURITY.md G107): two proxies in one loop,
+# as two sessions' jails in one server, under a small open-files limit; the
+# first is flooded with tunnels, the second still serves.
+@test "proxy: a flood on one proxy leaves the process's fds to another proxy (open-files budget)" {
+	rm -f "$WS/proxy.port"
+	prlimit --nofile=200 "$PROXYD" --second "$WS/proxy2.port" "$WS/proxy.port" \
+		"127.0.0.1:$HTTP_PORT" "127.0.0.1:$ECHO_PORT" 2> "$WS/proxyd.err" 3>&- &
+	PROXY_PID=$!
+	PIDS+=("$PROXY_PID")
+	PROXY=$(wait_for "$WS/proxy.port" '^\([0-9][0-9]*\)$')
+	local proxy2
+	proxy2=$(wait_for "$WS/proxy2.port" '^\([0-9][0-9]*\)$')
+	# the flood: CONNECT tunnels held open (a relayed connection has no
+	# idle limit), until the proxy refuses one (503) or holds every fd
+	python3 - "$PROXY" "$PROXY_PID" "127.0.0.1:$HTTP_PORT" "$WS/flood.ready" "$WS/flood.done" <<'PY' 3>&- &
+import os, socket, sys, time
+port, pid, target, ready, done = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+socks = []
+for _ in range(256):
+    if len(os.listdir("/proc/%s/fd" % pid)) >= 195:
+        break
+    s = socket.create_connection(("127.0.0.1", port))
+    socks.append(s)
+    s.sendall(b"CONNECT %s HTTP/1.1\r\n\r\n" % target.encode())
+    s.settimeout(1)
+    try:
+        if s.recv(100).startswith(b"HTTP/1.1 503"):
+            break
+    except OSError:
+        pass
+open(ready, "w").close()
+while not os.path.exists(done):
+    time.sleep(0.1)
+PY
+	local flood=$!
+	PIDS+=("$flood")
+	local i
+	for i in $(seq 600); do [ -e "$WS/flood.ready" ] && break; sleep 0.1; done
+	[ -e "$WS/flood.ready" ]
+	run curl -sS --max-time 20 -x "http://127.0.0.1:$proxy2" "http://127.0.0.1:$HTTP_PORT/hello.txt"
+	touch "$WS/flood.done"
+	echo "$output"
+	[ "$output" = hello-through-proxy ]
+	# once the flood is gone, the flooded proxy serves again
+	for i in $(seq 300); do [ ! -e "/proc/$flood" ] && break; sleep 0.1; done
+	run python3 "$PEER" tunnel "$PROXY" "127.0.0.1:$ECHO_PORT"
+	[ "${lines[0]}" = "HTTP/1.1 200 Connection established" ]
+	# and the proxy never spun on a full fd table, one warning per wakeup
+	[ "$(grep -c 'accept: Too many open files' "$WS/proxyd.err")" -le 1 ]
+}
+
+# The name that was checked is the only one looked up: never the name with a
+# search domain of resolv.conf appended, whose answer no entry allowed
+# (SECURITY.md G108).  In private mount and network namespaces: resolv.conf
+# with a search domain and a fake DNS server on 127.0.0.1:53 that answers
+# NXDOMAIN and logs each name asked.
+@test "proxy: a name is looked up as written, never with resolv.conf's search domains" {
+	printf 'search corp.warden.test\nnameserver 127.0.0.1\noptions ndots:1 attempts:1\n' > "$WS/resolv.conf"
+	cat > "$WS/dns.py" <<'PY'
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 53))
+open(sys.argv[2], "w").close()
+while True:
+    d, a = s.recvfrom(2048)
+    i, parts = 12, []
+    while d[i]:
+        parts.append(d[i + 1:i + 1 + d[i]].decode())
+        i += 1 + d[i]
+    with open(sys.argv[1], "a") as f:
+        f.write(".".join(parts) + "\n")
+    s.sendto(d[:2] + struct.pack(">H", 0x8183) + d[4:6] + b"\0" * 6 + d[12:], a)
+PY
+	cat > "$WS/inside.sh" <<'SH'
+set -e
+ws=$1 proxyd=$2 peer=$3
+ip link set lo up
+mount --bind "$ws/resolv.conf" /etc/resolv.conf
+python3 "$ws/dns.py" "$ws/dns.log" "$ws/dns.ready" &
+dns=$!
+for i in $(seq 300); do [ -e "$ws/dns.ready" ] && break; sleep 0.1; done
+"$proxyd" "$ws/proxy.port" '*.allowed.warden.test:443' &
+px=$!
+for i in $(seq 300); do [ -s "$ws/proxy.port" ] && break; sleep 0.1; done
+python3 "$peer" raw "$(cat "$ws/proxy.port")" 'CONNECT www.allowed.warden.test:443 HTTP/1.1\r\n\r\n' || true
+kill "$px" "$dns"
+SH
+	local un=(unshare -mn)
+	is_root || un=(unshare -rmn)
+	run "${un[@]}" sh "$WS/inside.sh" "$WS" "$PROXYD" "$PEER"
+	echo "$output"
+	cat "$WS/dns.log"
+	[[ "${lines[0]}" == "HTTP/1.1 502 Bad Gateway"* ]]
+	[[ "$output" == *"resolving www.allowed.warden.test: Domain name not found"* ]]
+	# the control: the fake server was asked, for the name as written
+	grep -qx 'www.allowed.warden.test' "$WS/dns.log"
+	run ! grep -q 'corp' "$WS/dns.log"
+}
+
+# A header line the proxy would not recognise as Host (a space before the
+# colon, a name that is not an HTTP token) never reaches upstream, where a
+# lenient server could read it as a second Host (SECURITY.md G103)
+@test "proxy: a Host header spelled around the check gets 400, never reaches upstream" {
+	start_proxy -- "127.0.0.1:$ECHO_PORT"
+	local h
+	for h in 'Host : evil.example' 'Host\t: evil.example' 'Ho st: evil.example' '"Host": evil.example'; do
+		run python3 "$PEER" raw "$PROXY" "GET http://127.0.0.1:$ECHO_PORT/ HTTP/1.1\\r\\n$h\\r\\n\\r\\n"
+		echo "$h: $output"
+		[[ "${lines[0]}" == "HTTP/1.1 400 Bad Request"* ]]
+		[[ "$output" == *"header name"* ]]
+		[[ "$output" != *evil.example* ]]
+	done
+}
+
+# Every other spelling of the host's loopback is refused before any
+# connection, even when a literal loopback entry and a wildcard are in the
+# list (SECURITY.md G109): numeric and octal and short IPv4 forms,
+# IPv4-mapped and compatible IPv6, ::1 and :: and 0.0.0.0, a zone id,
+# trailing dots, upper case, userinfo
+@test "proxy: no spelling of a loopback address gets past a list naming another one" {
+	start_proxy --audit "$AUDIT" -- "127.0.0.2:$HTTP_PORT" "*.example.org" "allowed.example.net"
+	local t p=$HTTP_PORT
+	for t in "2130706433:$p" "0x7f.1:$p" "127.1:$p" "0177.0.0.1:$p" "127.000.000.001:$p" \
+		"[::ffff:127.0.0.1]:$p" "[::ffff:7f00:1]:$p" "[::127.0.0.1]:$p" "[::1]:$p" "[::1%25lo]:$p" \
+		"[::]:$p" "0.0.0.0:$p" "127.0.0.1.:$p" "LOCALHOST.:$p" "localhost:$p" \
+		"allowed.example.net@127.0.0.1:$p" "[::ffff:127.0.0.2]:$p" "127.0.0.1:0$p"; do
+		run python3 "$PEER" raw "$PROXY" "CONNECT $t HTTP/1.1\\r\\n\\r\\nGET /hello.txt HTTP/1.0\\r\\n\\r\\n"
+		echo "$t: ${lines[0]}"
+		[[ "${lines[0]}" == "HTTP/1.1 403 Forbidden"* || "${lines[0]}" == "HTTP/1.1 400 Bad Request"* ]]
+		[[ "$output" != *hello-through-proxy* ]]
+		run python3 "$PEER" raw "$PROXY" "GET http://$t/hello.txt HTTP/1.1\\r\\n\\r\\n"
+		[[ "${lines[0]}" == "HTTP/1.1 403 Forbidden"* || "${lines[0]}" == "HTTP/1.1 400 Bad Request"* ]]
+		[[ "$output" != *hello-through-proxy* ]]
+	done
+	# nothing reached the server (it listens on 127.0.0.1), nothing was dialled
+	run ! grep -q 'GET /hello.txt' "$WS/http.log"
+	run ! grep -q '"allowed":true' "$AUDIT"
+	# the control: the literal entry itself is dialled (nothing listens on
+	# 127.0.0.2: refused upstream, 502)
+	run python3 "$PEER" raw "$PROXY" "GET http://127.0.0.2:$p/hello.txt HTTP/1.1\\r\\n\\r\\n"
+	[[ "${lines[0]}" == "HTTP/1.1 502 Bad Gateway"* ]]
+	[ "$(grep -c '"allowed":true' "$AUDIT")" -eq 1 ]
+}

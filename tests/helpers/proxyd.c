@@ -3,7 +3,11 @@
  * the same wloop and wproxy that `warden run` uses, driven by real clients
  * (curl, python) from outside.
  *
- *   proxyd [--audit FILE] [--audit-max N] [--head-timeout MS] PORTFILE [ALLOW...]
+ *   proxyd [--audit FILE] [--audit-max N] [--head-timeout MS] [--second PORTFILE2]
+ *          PORTFILE [ALLOW...]
+ *
+ * --second: a second proxy with the same list in the same loop, on its own
+ * port (written to PORTFILE2): two jails' proxies in one supervisor.
  *
  * Listens on 127.0.0.1, an ephemeral port, which it writes to PORTFILE
  * (renamed into place once listening); serves until SIGTERM or SIGINT, then
@@ -32,9 +36,42 @@ static void on_signal(struct wloop *l, struct wsrc *src, uint32_t ev)
 	wloop_quit(l, 0);
 }
 
+/* A listener on 127.0.0.1, an ephemeral port, written to portfile once
+ * listening; -1 on failure (said on stderr). */
+static int listen_on(const char *portfile, struct wloop *l, const struct wproxy_conf *conf,
+                     struct wproxy **out)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t sl = sizeof(sa);
+	struct werr err = { 0 };
+	char tmp[4200];
+	FILE *f;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1024) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &sl) < 0) {
+		perror("proxyd: listen");
+		return -1;
+	}
+	*out = wproxy_new(l, fd, conf, &err);
+	if (!*out) {
+		fprintf(stderr, "proxyd: %s\n", err.msg);
+		return -1;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", portfile);
+	f = fopen(tmp, "w");
+	if (!f || fprintf(f, "%u\n", ntohs(sa.sin_port)) < 0 || fclose(f) != 0 ||
+	    rename(tmp, portfile) < 0) {
+		perror("proxyd: port file");
+		return -1;
+	}
+	return 0;
+}
+
 static int usage(void)
 {
-	fputs("usage: proxyd [--audit FILE] [--audit-max N] [--head-timeout MS] PORTFILE [ALLOW...]\n",
+	fputs("usage: proxyd [--audit FILE] [--audit-max N] [--head-timeout MS] [--second PORTFILE2] "
+	      "PORTFILE [ALLOW...]\n",
 	      stderr);
 	return 2;
 }
@@ -43,16 +80,13 @@ int main(int argc, char **argv)
 {
 	struct wpolicy pol = { .name = "proxyd-test", .source = "tests/helpers/proxyd.c" };
 	struct wproxy_conf conf = { .pol = &pol };
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t sl = sizeof(sa);
 	struct werr err = { 0 };
 	struct wloop l;
 	struct wsrc sig;
-	struct wproxy *p;
+	struct wproxy *p, *p2 = NULL;
+	const char *second = NULL;
 	sigset_t set;
-	char tmp[4200];
-	FILE *f;
-	int i = 1, fd, rc = 0;
+	int i = 1, rc = 0;
 
 	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
 		if (!strcmp(argv[i], "--audit")) {
@@ -62,6 +96,8 @@ int main(int argc, char **argv)
 			}
 		} else if (!strcmp(argv[i], "--audit-max")) {
 			conf.audit_max = (uint32_t)strtoul(argv[i + 1], NULL, 10);
+		} else if (!strcmp(argv[i], "--second")) {
+			second = argv[i + 1];
 		} else if (!strcmp(argv[i], "--head-timeout")) {
 			conf.head_timeout_ms = (uint32_t)strtoul(argv[i + 1], NULL, 10);
 		} else {
@@ -84,24 +120,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "proxyd: loop: %s\n", err.msg);
 		return 1;
 	}
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1024) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&sa, &sl) < 0) {
-		perror("proxyd: listen");
+	if ((second && strlen(second) > 4000) || listen_on(argv[i], &l, &conf, &p) < 0 ||
+	    (second && listen_on(second, &l, &conf, &p2) < 0))
 		return 1;
-	}
-	p = wproxy_new(&l, fd, &conf, &err);
-	if (!p) {
-		fprintf(stderr, "proxyd: %s\n", err.msg);
-		return 1;
-	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", argv[i]);
-	f = fopen(tmp, "w");
-	if (!f || fprintf(f, "%u\n", ntohs(sa.sin_port)) < 0 || fclose(f) != 0 ||
-	    rename(tmp, argv[i]) < 0) {
-		perror("proxyd: port file");
-		return 1;
-	}
 	while (!l.quitting)
 		if (wloop_wait(&l, -1) < 0) {
 			perror("proxyd: epoll_wait");
@@ -109,6 +130,7 @@ int main(int argc, char **argv)
 			break;
 		}
 	wproxy_free(p);
+	wproxy_free(p2);
 	wloop_unwatch(&l, &sig);
 	wloop_free(&l);
 	waudit_close(conf.audit);
