@@ -125,9 +125,14 @@ int sv_attacher_ask(struct sv_attacher *a, uint32_t tag, pid_t pid, const int *d
 		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
 		memcpy(CMSG_DATA(c), dirfds, sizeof(int) * n);
 	}
-	/* blocking: one small frame; the attacher reads as fast as it writes */
+	/* Never blocking: the attacher blocks on its answers while the
+	 * supervisor, busy starting jails, does not read them; a blocking ask
+	 * then waits on the attacher, which waits on the supervisor (seen with
+	 * 1,000 sessions' first blocks at once).  A full socket is -1 here, and
+	 * the caller attaches itself; session.c also keeps at most
+	 * SV_ATTACH_INFLIGHT asks unanswered, far below what the socket holds. */
 	do
-		w = sendmsg(a->fd, &mh, MSG_NOSIGNAL);
+		w = sendmsg(a->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 	while (w < 0 && errno == EINTR);
 	return w == (ssize_t)sizeof(rq) ? 0 : -1;
 }

@@ -22,6 +22,10 @@
 #include "warden/err.h"
 
 #define SV_ATTACH_FDS_MAX 16
+/* Asks left unanswered at most; beyond, the supervisor attaches itself on
+ * the loop (slower, never stuck: see sv_attacher_ask).  Each side's socket
+ * holds about 270 frames (measured: SOCK_SEQPACKET, default buffers). */
+#define SV_ATTACH_INFLIGHT 64
 
 struct sv_attacher {
 	pid_t pid;      /* 0: none */
@@ -31,7 +35,8 @@ struct sv_attacher {
 /* Fork it; the caller watches a->fd for answers. */
 int sv_attacher_start(struct sv_attacher *a, struct werr *err);
 /* Ask it to move pid into the groups of dirfds (at most
- * SV_ATTACH_FDS_MAX).  -1 when it is gone (the caller attaches itself). */
+ * SV_ATTACH_FDS_MAX), without blocking.  -1 when it is gone or its socket is
+ * full (the caller attaches itself). */
 int sv_attacher_ask(struct sv_attacher *a, uint32_t tag, pid_t pid, const int *dirfds,
                     size_t n);
 /* One answer without blocking: 1 (tag, err_no: 0 or the write's errno),

@@ -41,7 +41,12 @@
 #define DRAIN_MAX (256u * 1024)         /* per pipe, when a block ends */
 #define IDLE_OUTPUT_MAX (64u * 1024)    /* relayed between blocks, then dropped */
 #define IDLE_TICK_MS 250                /* between blocks: session-wide limits */
-#define SWEEP_MAX_MS 3000               /* init must ack a sweep within this */
+/* init must ack a sweep within this.  A sweep is a few syscalls for init,
+ * but under load (hundreds of jails starting at once on 2 cores, measured)
+ * init may not run for seconds: 3 s ended healthy blocks there.  The limit
+ * only stops a jail whose init no longer answers from holding a block open
+ * for ever, so it is generous; a block's own wall time still applies. */
+#define SWEEP_MAX_MS 30000
 
 static int sess_want(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
                      struct werr *err);
@@ -429,7 +434,13 @@ static void finish_block(struct sv *sv, struct sv_jail *j, bool exited, const si
 		snprintf(msg, sizeof(msg), "interrupted");
 		break;
 	case WB_ERROR:
-		snprintf(msg, sizeof(msg), "the %s driver broke the control protocol", j->lang->name);
+		if (j->sweep_late)
+			snprintf(msg, sizeof(msg), "the jail's init did not confirm within %d s that the "
+			         "block's processes were gone, so the jail was ended (is the machine "
+			         "overloaded?)", SWEEP_MAX_MS / 1000);
+		else
+			snprintf(msg, sizeof(msg), "the %s driver broke the control protocol",
+			         j->lang->name);
 		break;
 	default:
 		if (exited)
@@ -766,11 +777,14 @@ static void on_tick(struct wloop *l, struct wsrc *src, uint32_t events)
 			if (jail_sweep(&j->jr.jl) < 0)
 				jail_kill(j, WB_ERROR);
 		}
-		if (j->sweeping && now - j->sweep_at_ms >= SWEEP_MAX_MS)
+		if (j->sweeping && now - j->sweep_at_ms >= SWEEP_MAX_MS) {
+			j->sweep_late = true;
 			jail_kill(j, WB_ERROR);
+		}
 		return;
 	}
 	if (j->sweeping && now - j->sweep_at_ms >= SWEEP_MAX_MS) {
+		j->sweep_late = true;
 		jail_kill(j, WB_ERROR);   /* init did not ack: nothing is left trusted */
 		return;
 	}
@@ -864,7 +878,12 @@ static struct sv_jail *jail_spawn(struct sv *sv, const struct sv_sess *tmpl,
 		int fds[SV_ATTACH_FDS_MAX];
 		size_t n = wcg_attach_fds(j->jr.cg, fds, ARRAY_SIZE(fds));
 
-		if (sv_attacher_ask(&sv->attacher, ++sv->attach_tag, j->jr.jl.pid, fds, n) == 0) {
+		size_t inflight = 0;
+
+		for (struct sv_jail *q = sv->attaching; q; q = q->attach_next)
+			inflight++;
+		if (inflight < SV_ATTACH_INFLIGHT &&
+		    sv_attacher_ask(&sv->attacher, ++sv->attach_tag, j->jr.jl.pid, fds, n) == 0) {
 			struct sv_jail **pp = &sv->attaching;
 
 			j->attaching = true;
@@ -873,7 +892,7 @@ static struct sv_jail *jail_spawn(struct sv *sv, const struct sv_sess *tmpl,
 				pp = &(*pp)->attach_next;
 			*pp = j;   /* answers come in the order asked */
 		} else if (wcg_attach(j->jr.cg, j->jr.jl.pid, err) < 0 || jail_go(&j->jr.jl, err) < 0) {
-			goto out;   /* the attacher is gone: here, as jail_start would */
+			goto out;   /* the attacher is gone or busy: here, as jail_start would */
 		}
 	}
 	/* from here every fd of the jail has one owner: pidfd pid_src (shared

@@ -58,6 +58,7 @@ struct sv_jail {
 	uint32_t attach_tag;
 	struct sv_jail *attach_next;
 	bool sweeping;                  /* JAIL_SIG_SWEEP sent, no SWEPT yet */
+	bool sweep_late;                /* killed because init never acked it */
 	bool done_pending;              /* "D" read: the RESULT waits for SWEPT */
 	int done_status;
 	uint64_t sweep_at_ms;

@@ -73,3 +73,7 @@ copy_probes() {
 	[ "$status" -ne 0 ]
 	[[ "$output" == *"--pool-idle: '0' is not a number from 1 to 86400"* ]]
 }
+
+@test "pool: sixty sessions' jails starting at once all run: warden and its attacher never wait on each other" {
+	pool_client start_burst --max-sessions 100
+}

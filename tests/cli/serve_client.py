@@ -950,6 +950,25 @@ def sc_net_proxy(s, args):
     check(out == "HTTP 403\n", "network profile, a host not allowed: %r (stderr %r)" % (out, err))
 
 
+def sc_start_burst(s, args):
+    """Many sessions' jails start at once (every block sent before any
+    result is read), more than the kernel queues on a unix socket
+    (net.unix.max_dgram_qlen, 10 on Debian): the supervisor and its cgroup
+    attacher must never wait on each other.  Every block gets its result."""
+    n = int(os.environ.get("BURST", "60"))
+    opened = [s.send({"op": "open"}) for _ in range(n)]
+    sids = []
+    for rid in opened:
+        ev = s.wait_id(rid)
+        check(ev.get("event") == "opened", "open: %s" % ev)
+        sids.append(ev["session"])
+    runs = [s.start(sid, "shell", "echo burst") for sid in sids]
+    for rid in runs:
+        out, err, res, _ = s.collect(rid, timeout=120)
+        ok_result(res, "a block of the burst (%r)" % err)
+        check(out == "burst\n", "a block of the burst: %r" % out)
+
+
 # ---- the warm pool (tests/cli/pool.bats) -------------------------------------
 
 def jail_inits(s):
