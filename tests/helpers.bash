@@ -53,3 +53,19 @@ not_as_root() {
 # run warden in a jail with the workspace $WS; extra warden options first:
 #   wrun [--opt ...] -- prog args
 wrun() { run "$WARDEN" run --workspace "$WS" "$@"; }
+
+# fake_llm < SCRIPT: tests/fakes/llm_server.py playing SCRIPT (JSON) in the
+# background, its requests logged to $T/req.log; sets FAKE_PID and PORT
+# (the caller's teardown kills FAKE_PID).  Needs $T, a private directory.
+fake_llm() {
+	cat > "$T/script.json"
+	python3 "$WARDEN_TOP/tests/fakes/llm_server.py" "$T/script.json" --log "$T/req.log" \
+		--idle 120 > "$T/port" 2> "$T/fake.err" &
+	FAKE_PID=$!
+	for _ in $(seq 200); do
+		[ -s "$T/port" ] && break
+		sleep 0.05
+	done
+	PORT=$(head -1 "$T/port")
+	[ -n "$PORT" ]
+}

@@ -23,19 +23,6 @@ teardown() {
 }
 
 # fake_llm: the script (a JSON array of responses) on stdin
-fake_llm() {
-	cat > "$T/script.json"
-	python3 "$WARDEN_TOP/tests/fakes/llm_server.py" "$T/script.json" --log "$T/req.log" \
-		--idle 120 > "$T/port" 2> "$T/fake.err" &
-	FAKE_PID=$!
-	for _ in $(seq 200); do
-		[ -s "$T/port" ] && break
-		sleep 0.05
-	done
-	PORT=$(head -1 "$T/port")
-	[ -n "$PORT" ]
-}
-
 # chat [OPTIONS] [MESSAGE]: warden chat against the fake server
 chat() {
 	run timeout -k 5 120 "$WARDEN" chat --workspace "$WS" --model openai/fake \

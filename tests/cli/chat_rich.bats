@@ -26,19 +26,6 @@ teardown() {
 	common_teardown
 }
 
-fake_llm() {
-	cat > "$T/script.json"
-	python3 "$WARDEN_TOP/tests/fakes/llm_server.py" "$T/script.json" --log "$T/req.log" \
-		--idle 120 > "$T/port" 2> "$T/fake.err" &
-	FAKE_PID=$!
-	for _ in $(seq 200); do
-		[ -s "$T/port" ] && break
-		sleep 0.05
-	done
-	PORT=$(head -1 "$T/port")
-	[ -n "$PORT" ]
-}
-
 # chat_as MODEL [OPTIONS] [MESSAGE]
 chat_as() {
 	run timeout -k 5 120 "$WARDEN" chat --workspace "$WS" --model "$1" \

@@ -19,19 +19,6 @@ teardown() {
 	common_teardown
 }
 
-fake_llm() {
-	cat > "$T/script.json"
-	python3 "$WARDEN_TOP/tests/fakes/llm_server.py" "$T/script.json" --log "$T/req.log" \
-		--idle 120 > "$T/port" 2> "$T/fake.err" &
-	FAKE_PID=$!
-	for _ in $(seq 200); do
-		[ -s "$T/port" ] && break
-		sleep 0.05
-	done
-	PORT=$(head -1 "$T/port")
-	[ -n "$PORT" ]
-}
-
 # warden chat in a fixed-size terminal; its exit status is printed after it
 start_chat() {
 	local envs="HOME='$T/home' XDG_CONFIG_HOME='$T/config' XDG_DATA_HOME='$T/data' WARDEN_AUDIT_LOG='$AUDIT' TERM=xterm-256color"
