@@ -612,11 +612,13 @@ enum jail_ev jail_read(struct jail *j)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			return JAIL_EV_NONE;
-		if (n <= 0) {
-			close(j->sync_fd);
-			j->sync_fd = -1;
+		/* EOF (or an error): the fd stays open for its owner to close.
+		 * A caller that watches it in epoll must remove it first: a
+		 * jail being set up may hold a copy (clone copies the fd table
+		 * until the child's step 7), and a registration outlives a
+		 * close() while any copy of the file lives. */
+		if (n <= 0)
 			return JAIL_EV_EOF;
-		}
 		if ((size_t)n != sizeof(f))
 			continue; /* not from init: ignored */
 		if (f.type == SYNC_SWEPT)

@@ -553,8 +553,6 @@ static void on_exit_ev(struct wloop *l, struct wsrc *src, uint32_t events)
 		return;
 	}
 	jr_reap(&j->jr, &si, NULL);   /* the driver's real status, as init reported it */
-	if (j->jr.jl.sync_fd < 0)
-		j->sync_src.fd = -1; /* closed by jail_read at EOF */
 	wloop_unwatch(&sv->loop, src);
 	j->jr.jl.pidfd = -1;
 	if (!j->s) {
@@ -711,9 +709,12 @@ static void on_sync(struct wloop *l, struct wsrc *src, uint32_t events)
 		if (ev == JAIL_EV_NONE || ev == JAIL_EV_STATUS)
 			return;
 		if (ev == JAIL_EV_EOF) {
-			/* init is ending; jail_read closed the fd (and so took
-			 * it out of epoll); its pidfd finishes the jail */
-			src->fd = -1;
+			/* init is ending; its pidfd finishes the jail.  Out of
+			 * epoll before the close (jail_read's note): a jail
+			 * starting now holds a copy of this fd, and a stale
+			 * registration would name j after it is freed */
+			wloop_unwatch(&sv->loop, src);
+			j->jr.jl.sync_fd = -1;
 			return;
 		}
 		if (!j->sweeping)

@@ -118,7 +118,9 @@ void jail_abort(struct jail *j);
 int jail_sweep(const struct jail *j);
 
 /* One report of init, without blocking: JAIL_EV_STATUS also sets
- * have_status/status.  Malformed frames are skipped. */
+ * have_status/status.  Malformed frames are skipped.  At JAIL_EV_EOF
+ * sync_fd stays open: its owner takes it out of any epoll set, then
+ * closes it (jail/enter.c says why). */
 enum jail_ev { JAIL_EV_NONE, JAIL_EV_SWEPT, JAIL_EV_STATUS, JAIL_EV_EOF };
 enum jail_ev jail_read(struct jail *j);
 
