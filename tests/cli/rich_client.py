@@ -12,7 +12,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Fail, Serve, check, ok_result  # noqa: E402
+from serve_client import check, ok_result, scenario_main  # noqa: E402
 
 
 def rich(evs, typ):
@@ -207,22 +207,7 @@ SCENARIOS = {name[3:]: fn for name, fn in globals().items() if name.startswith("
 
 
 def main():
-    if len(sys.argv) < 2 or sys.argv[1] not in SCENARIOS:
-        print("usage: rich_client.py {%s} [warden serve options]" % ",".join(sorted(SCENARIOS)),
-              file=sys.stderr)
-        return 2
-    name, wargs = sys.argv[1], sys.argv[2:]
-    s = Serve(wargs)
-    try:
-        SCENARIOS[name](s, {})
-        s.finish(0)
-    except Fail as e:
-        print("FAIL %s: %s" % (name, e), file=sys.stderr)
-        return 1
-    finally:
-        s.kill()
-    print("ok %s (%d events)" % (name, len(s.events)))
-    return 0
+    return scenario_main("rich_client.py", SCENARIOS)
 
 
 if __name__ == "__main__":

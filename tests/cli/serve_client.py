@@ -1212,6 +1212,28 @@ def sc_start_off_loop(s, args):
     s.wait(lambda e: e.get("id") == stream and e.get("event") == "result", what="a's result")
 
 
+def scenario_main(prog, scenarios):
+    """main() of a client that plays its scenarios (sc_* functions, in
+    scenarios by name) against `warden serve --stdio`: rich_client.py,
+    stacks_client.py.  Exit 0 and "ok NAME" when the scenario held."""
+    if len(sys.argv) < 2 or sys.argv[1] not in scenarios:
+        print("usage: %s {%s} [warden serve options]" % (prog, ",".join(sorted(scenarios))),
+              file=sys.stderr)
+        return 2
+    name, wargs = sys.argv[1], sys.argv[2:]
+    s = Serve(wargs)
+    try:
+        scenarios[name](s, {})
+        s.finish(0)
+    except Fail as e:
+        print("FAIL %s: %s" % (name, e), file=sys.stderr)
+        return 1
+    finally:
+        s.kill()
+    print("ok %s (%d events)" % (name, len(s.events)))
+    return 0
+
+
 SCENARIOS = {name[3:]: fn for name, fn in globals().items() if name.startswith("sc_")}
 
 
