@@ -15,7 +15,7 @@ teardown() {
 	local sock
 	for sock in ${TTY_SOCKS:-}; do tmux -L "$sock" kill-server 2>/dev/null || true; done
 	rm -rf "$WS.tty"
-	rm -rf "$WS.json" "$WS.canary" "$WS.policy.json" "$WS.port" "$WS.conns" "$WS.host"
+	rm -rf "$WS.out" "$WS.json" "$WS.canary" "$WS.policy.json" "$WS.port" "$WS.conns" "$WS.host"
 	common_teardown
 }
 
@@ -298,6 +298,70 @@ on_tty() {
 	[[ "$output" != *"$(cat /proc/cmdline)"* ]]
 	[[ "$output" != *"$(cat /proc/sys/kernel/random/boot_id)"* ]]
 	[[ "$output" != *psi:* ]]
+}
+
+@test "security: seen from inside, every mount is as planned: read-only binds and root, nosuid+nodev, /proc masked (G180)" {
+	mkdir "$WS/.ssh" "$WS/sub"
+	touch "$WS/.env"
+	wrun --quiet -- /bin/sh -c 'cat /proc/self/mountinfo; echo ---;
+		for f in /proc/*; do [ -d "$f" ] && [ -z "$(ls -A "$f" 2>/dev/null)" ] && echo "empty $f"; done;
+		for f in /proc/kcore /proc/keys /proc/timer_list /proc/kallsyms /proc/cmdline /proc/sys/kernel/random/boot_id \
+			/proc/iomem /proc/modules /proc/sysrq-trigger; do [ -e "$f" ] && echo "bytes $f $(cat "$f" 2>/dev/null | wc -c)"; done; echo end'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *end* ]]
+	printf '%s\n' "$output" > "$WS.out"
+	python3 - "$WS" "$WS.out" <<-'PY'
+	import os, sys
+	ws = sys.argv[1]
+	text = open(sys.argv[2]).read()
+	info, _, rest = text.partition("\n---\n")
+	mounts = {}
+	for line in info.splitlines():
+	    f = line.split()
+	    mounts.setdefault(f[4], []).append(set(f[5].split(",")))
+	bad = []
+	def check(path, *want, absent=()):
+	    if path not in mounts:
+	        bad.append(f"{path}: not a mount point"); return
+	    opts = mounts[path][-1]   # the one on top
+	    for w in want:
+	        if w not in opts: bad.append(f"{path}: not {w} ({sorted(opts)})")
+	    for a in absent:
+	        if a in opts: bad.append(f"{path}: {a} ({sorted(opts)})")
+	devnodes = {f"/dev/{d}" for d in ("null", "zero", "full", "random", "urandom")}
+	for path, all_opts in mounts.items():
+	    for opts in all_opts:
+	        if path not in devnodes and not {"nosuid", "nodev"} <= opts:
+	            bad.append(f"{path}: not nosuid,nodev ({sorted(opts)})")
+	for path in ["/", "/usr", "/etc/ssl", "/etc/ld.so.cache", "/etc/localtime", "/dev",
+	             "/proc/sys", "/proc/irq", "/proc/bus", "/proc/fs", ws + "/.ssh", ws + "/.env"]:
+	    if path in ("/etc/ssl", "/etc/localtime") and not os.path.exists(path):
+	        continue
+	    check(path, "ro")
+	for path in [ws, "/tmp", "/dev/shm"]:
+	    check(path, "rw")
+	check("/dev/shm", "noexec")
+	check("/proc", "noexec")
+	# the /proc masks of SECURITY.md G22e and jail/mounts.c, where the
+	# kernel has the file or directory
+	for name in ["kcore", "keys", "key-users", "timer_list", "sched_debug", "kallsyms",
+	             "kpagecount", "kpageflags", "kpagecgroup", "sysrq-trigger", "config.gz",
+	             "vmallocinfo", "slabinfo", "pagetypeinfo", "zoneinfo", "buddyinfo", "iomem",
+	             "ioports", "modules", "cmdline", "sys/kernel/random/boot_id"]:
+	    if os.path.exists("/proc/" + name):
+	        check("/proc/" + name, "ro")
+	for name in ["acpi", "scsi", "asound", "driver", "tty", "pressure"]:
+	    if os.path.exists("/proc/" + name):
+	        check("/proc/" + name, "ro", "noexec")
+	        if f"empty /proc/{name}" not in rest:
+	            bad.append(f"/proc/{name} is not empty")
+	for line in rest.splitlines():
+	    if line.startswith("bytes ") and not line.endswith(" 0"):
+	        bad.append(f"readable in the jail: {line}")
+	print("\n".join(bad))
+	sys.exit(1 if bad else 0)
+	PY
 }
 
 @test "security: /sys is absent or read-only (sysfs)" {
