@@ -21,6 +21,7 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <linux/mount.h>
+#include <linux/openat2.h>
 
 #include "jail_impl.h"
 #include "warden/util.h"
@@ -71,32 +72,6 @@ static int seal_bind(const char *path, bool ro, struct werr *err)
 	return 0;
 }
 
-/* Create an empty mount point of the same type (file or directory) as src. */
-static int make_mountpoint(const char *path, bool dir, struct werr *err)
-{
-	char parent[4096];
-	char *slash;
-	int fd;
-
-	if (snprintf(parent, sizeof(parent), "%s", path) >= (int)sizeof(parent))
-		return werr_set(err, ENAMETOOLONG, "%s", path);
-	slash = strrchr(parent, '/');
-	if (slash && slash != parent) {
-		*slash = '\0';
-		if (mkdir_p(parent, 0755, err) < 0)
-			return -1;
-	}
-	if (dir)
-		return (mkdir(path, 0755) < 0 && errno != EEXIST)
-		       ? werr_set(err, errno, "creating %s", path) : 0;
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0 && errno != EEXIST)
-		return werr_set(err, errno, "creating %s", path);
-	if (fd >= 0)
-		close(fd);
-	return 0;
-}
-
 /* --- binds and mounts by file descriptor -----------------------------------
  *
  * A path is walked once and never again: sources were resolved by the
@@ -110,20 +85,60 @@ static int make_mountpoint(const char *path, bool dir, struct werr *err)
 
 enum target_kind { TGT_DIR, TGT_FILE, TGT_HIDE };
 
-/* Reach path (absolute, in the jail's tree) one component at a time from /,
- * never following a symlink.  TGT_DIR/TGT_FILE create what is missing (the
- * last component as a directory or an empty file) and refuse a symlink on
- * the way; TGT_HIDE creates nothing and returns the first symlink on the
- * way, which is what must be covered.  Returns an O_PATH fd. */
-static int open_target(const char *path, enum target_kind want, struct werr *err)
+/* The jail's root and the last parent directory a target was reached
+ * through, both O_PATH fds reached without following any link.  Targets
+ * come sorted (jail/plan.c), so siblings (/etc/ssl, /etc/fonts, ...) share
+ * a parent: each is reached from it with one openat2 instead of a walk
+ * from / with an open, an fstat and a close per component.  A mount placed
+ * at or above the cached directory would hide it, so it is forgotten then
+ * (placed()).  This process is single-threaded: one cache, set up in
+ * jail_mounts and closed before the host is detached. */
+static struct {
+	int root;                 /* / of the new root, -1 */
+	int dir;                  /* the cached parent, -1 */
+	char path[PATH_MAX];      /* its path in the jail */
+} walk = { -1, -1, "" };
+
+static bool at_or_below(const char *path, const char *base)
+{
+	size_t n = strlen(base);
+
+	if (!strcmp(base, "/"))
+		return true;
+	return !strncmp(path, base, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+static void forget_parent(void)
+{
+	closep(&walk.dir);
+	walk.path[0] = '\0';
+}
+
+/* A mount now covers path: a cached parent at or below it names the
+ * directory underneath, no longer what the path leads to. */
+static void placed(const char *path)
+{
+	if (walk.dir >= 0 && at_or_below(walk.path, path))
+		forget_parent();
+}
+
+/* The slow walk: reach path (absolute, in the jail's tree) one component at
+ * a time from /, never following a symlink.  TGT_DIR/TGT_FILE create what
+ * is missing (the last component as a directory or an empty file) and
+ * refuse a symlink on the way; TGT_HIDE creates nothing and returns the
+ * first symlink on the way, which is what must be covered.  Returns an
+ * O_PATH fd; *parent gets the directory the last component was reached
+ * from (an O_PATH fd) when the walk got there, else -1. */
+static int walk_target(const char *path, enum target_kind want, int *parent, struct werr *err)
 {
 	char buf[PATH_MAX];
 	char *comp, *next;
 	int dir, fd;
 
+	*parent = -1;
 	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
 		return werr_set(err, ENAMETOOLONG, "%s", path);
-	dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	dir = fcntl(walk.root, F_DUPFD_CLOEXEC, 3);
 	if (dir < 0)
 		return werr_set(err, errno, "opening the jail's root");
 	for (comp = buf; *comp == '/'; comp++)
@@ -156,7 +171,10 @@ static int open_target(const char *path, enum target_kind want, struct werr *err
 			}
 			fd = jail_open_nofollow(dir, comp, err);
 		}
-		close(dir);
+		if (last && fd >= 0)
+			*parent = dir;
+		else
+			close(dir);
 		if (fd < 0)
 			return -1;
 		if (fstat(fd, &st) < 0) {
@@ -182,6 +200,83 @@ static int open_target(const char *path, enum target_kind want, struct werr *err
 	}
 }
 
+/* Reach a mount target without following any link (the meaning of the
+ * walk above), from the cached parent when it is the target's parent, else
+ * from / with one openat2(RESOLVE_NO_SYMLINKS) for the whole parent path.
+ * Whatever that cannot settle (a missing or linked parent, a link at the
+ * end) takes the walk, which creates or refuses as it always did and names
+ * the component at fault.  Returns an O_PATH fd. */
+static int open_target(const char *path, enum target_kind want, struct werr *err)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+	                        .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	const char *last = strrchr(path, '/');
+	size_t plen;
+	int fd, parent;
+
+	if (!last || !last[1] || (size_t)(last - path) >= sizeof(walk.path))
+		goto slow;
+	plen = (size_t)(last - path);
+	last++;
+	if (walk.dir < 0 || strlen(walk.path) != plen || strncmp(walk.path, path, plen)) {
+		struct open_how dh = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		                       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+		char rel[PATH_MAX];
+
+		/* relative to the root fd: "." for /, "etc" for /etc */
+		snprintf(rel, sizeof(rel), "%.*s", (int)(plen ? plen - 1 : 1), plen ? path + 1 : ".");
+		fd = (int)syscall(SYS_openat2, walk.root, rel, &dh, sizeof(dh));
+		if (fd < 0)
+			goto slow;   /* missing (to create) or a link: the walk says which */
+		forget_parent();
+		walk.dir = fd;
+		memcpy(walk.path, path, plen);
+		walk.path[plen] = '\0';
+	}
+	if (want == TGT_HIDE) {
+		/* a link at the end is returned itself (O_NOFOLLOW), to be covered */
+		how.flags |= O_NOFOLLOW;
+	} else if (want == TGT_DIR) {
+		/* create first: mkdirat never follows a link; EEXIST is checked
+		 * by the open below */
+		if (mkdirat(walk.dir, last, 0755) < 0 && errno != EEXIST)
+			goto slow;
+	} else if (mknodat(walk.dir, last, S_IFREG | 0644, 0) < 0 && errno != EEXIST) {
+		goto slow;   /* an empty regular file; mknodat never follows a link */
+	}
+	/* without O_NOFOLLOW a link at the end is ELOOP, as on the way */
+	fd = (int)syscall(SYS_openat2, walk.dir, last, &how, sizeof(how));
+	if (fd >= 0)
+		return fd;
+	if (want == TGT_HIDE && (errno == ENOENT || errno == ENOTDIR))
+		return werr_set(err, errno, "%s", path);
+slow:
+	fd = walk_target(path, want, &parent, err);
+	if (parent >= 0) {
+		size_t n = (size_t)(strrchr(path, '/') - path);
+
+		forget_parent();
+		if (n < sizeof(walk.path)) {
+			walk.dir = parent;
+			memcpy(walk.path, path, n);
+			walk.path[n] = '\0';
+		} else {
+			close(parent);
+		}
+	}
+	return fd;
+}
+
+/* Move a detached tree onto target (what: its path).  Consumes nothing. */
+static int place_tree(int tree, int target, const char *what, struct werr *err)
+{
+	if (syscall(SYS_move_mount, tree, "", target, "",
+	            MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return werr_set(err, errno, "mounting %s", what);
+	placed(what);
+	return 0;
+}
+
 /* Seal a detached tree (read-only or not, nosuid, nodev, every submount)
  * and move it onto target.  Consumes nothing: the caller closes both. */
 static int attach_tree(int tree, int target, bool ro, const char *what, struct werr *err)
@@ -191,25 +286,20 @@ static int attach_tree(int tree, int target, bool ro, const char *what, struct w
 
 	if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0)
 		return werr_set(err, errno, "making %s %s", what, ro ? "read-only" : "nosuid");
-	if (syscall(SYS_move_mount, tree, "", target, "",
-	            MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-		return werr_set(err, errno, "mounting %s", what);
-	return 0;
+	return place_tree(tree, target, what, err);
 }
 
-/* Clone the tree at src (an fd opened in this namespace) onto path. */
-static int bind_fd(int src, const char *path, bool ro, struct werr *err)
+/* Clone the tree at src (an fd opened in this namespace, of type mode) onto
+ * path. */
+static int bind_fd(int src, mode_t mode, const char *path, bool ro, struct werr *err)
 {
-	struct stat st;
 	int tree, target, r;
 
-	if (fstat(src, &st) < 0)
-		return werr_set(err, errno, "stat %s", path);
 	tree = (int)syscall(SYS_open_tree, src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
 	                    AT_EMPTY_PATH | AT_RECURSIVE);
 	if (tree < 0)
 		return werr_set(err, errno, "cloning the tree of %s (open_tree needs Linux 5.2)", path);
-	target = open_target(path, S_ISDIR(st.st_mode) ? TGT_DIR : TGT_FILE, err);
+	target = open_target(path, S_ISDIR(mode) ? TGT_DIR : TGT_FILE, err);
 	r = target < 0 ? -1 : attach_tree(tree, target, ro, path, err);
 	close(tree);
 	if (target >= 0)
@@ -251,7 +341,7 @@ static int bind_from_host(const struct wmount *m, struct werr *err)
 		return werr_set(err, 0, "%s changed since it was opened (another file is at "
 		                "its path now); refusing to bind it", m->src);
 	}
-	r = bind_fd(fd, m->path, m->kind == WM_BIND_RO, err);
+	r = bind_fd(fd, got.st_mode, m->path, m->kind == WM_BIND_RO, err);
 	close(fd);
 	return r;
 }
@@ -279,11 +369,7 @@ static int tmpfs_at(int target, const char *path, uint64_t size, const char *mod
 	close(fs);
 	if (mnt < 0)
 		return werr_set(err, errno, "mounting a tmpfs for %s", path);
-	if (syscall(SYS_move_mount, mnt, "", target, "",
-	            MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-		werr_set(err, errno, "mounting a tmpfs on %s", path);
-	else
-		r = 0;
+	r = place_tree(mnt, target, path, err);
 	close(mnt);
 	return r;
 }
@@ -310,7 +396,30 @@ static int mount_tmpfs(const char *path, uint64_t size, const char *mode,
 		return -1;
 	if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | extra, opts) < 0)
 		return werr_set(err, errno, "mounting a %s tmpfs on %s", opts, path);
+	placed(path);
 	return 0;
+}
+
+/* The first /proc mask of each kind (build_proc), sealed: later masks and
+ * hides are copies of it.  A bind copies the source mount's flags (ro,
+ * nosuid, nodev, noexec), so a copy needs no sealing of its own, and the
+ * masks of directories share one empty read-only tmpfs instead of one
+ * superblock each.  Paths in the jail's own /proc, which no jailed code can
+ * rearrange; "" while there is none. */
+static char mask_file[64], mask_dir[64];
+
+/* A copy of a sealed mask (mask_file or mask_dir) onto target. */
+static int copy_mask(const char *mask, int target, const char *path, struct werr *err)
+{
+	int tree = (int)syscall(SYS_open_tree, AT_FDCWD, mask, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+	                        AT_SYMLINK_NOFOLLOW);
+	int r;
+
+	if (tree < 0)
+		return werr_set(err, errno, "hiding %s (a copy of %s)", path, mask);
+	r = place_tree(tree, target, path, err);
+	close(tree);
+	return r;
 }
 
 /* Hide a path: /dev/null (read-only) over a file, an empty read-only tmpfs
@@ -334,8 +443,13 @@ static int hide_path(const char *path, struct werr *err)
 		close(target);
 		return werr_set(err, errno, "hiding %s", path);
 	}
-	if (S_ISDIR(st.st_mode)) {
-		r = tmpfs_at(target, path, 4096, "0555", true, err);
+	if (S_ISDIR(st.st_mode) || mask_file[0]) {
+		if (S_ISDIR(st.st_mode) && mask_dir[0])
+			r = copy_mask(mask_dir, target, path, err);
+		else if (S_ISDIR(st.st_mode))
+			r = tmpfs_at(target, path, 4096, "0555", true, err);
+		else
+			r = copy_mask(mask_file, target, path, err);
 		close(target);
 		return r;
 	}
@@ -360,20 +474,25 @@ static int link_toplevel(struct werr *err)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		/* readlink first: a link (the usual case) costs no lstat */
+		ssize_t n;
+
 		snprintf(src, sizeof(src), OLDROOT "/%s", names[i]);
 		snprintf(dst, sizeof(dst), "/%s", names[i]);
-		if (lstat(src, &st) < 0)
-			continue;
-		if (S_ISLNK(st.st_mode)) {
-			ssize_t n = readlink(src, target, sizeof(target) - 1);
-			if (n < 0)
-				return werr_set(err, errno, "reading link %s", dst);
+		n = readlink(src, target, sizeof(target) - 1);
+		if (n >= 0) {
 			target[n] = '\0';
 			if (symlink(target, dst) < 0 && errno != EEXIST)
 				return werr_set(err, errno, "creating link %s", dst);
-		} else if (S_ISDIR(st.st_mode)) {
+			continue;
+		}
+		if (errno != EINVAL)   /* EINVAL: there, but not a link */
+			continue;
+		if (lstat(src, &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
 			int fd = jail_open_nofollow(AT_FDCWD, src, err);
-			int r = fd < 0 ? -1 : bind_fd(fd, dst, true, err);
+			int r = fd < 0 ? -1 : bind_fd(fd, st.st_mode, dst, true, err);
 			if (fd >= 0)
 				close(fd);
 			if (r < 0)
@@ -447,8 +566,10 @@ static int build_dev(struct werr *err)
 	for (i = 0; i < ARRAY_SIZE(nodes); i++) {
 		snprintf(src, sizeof(src), OLDROOT "/dev/%s", nodes[i]);
 		snprintf(dst, sizeof(dst), "/dev/%s", nodes[i]);
-		if (make_mountpoint(dst, false, err) < 0)
-			return -1;
+		/* an empty regular file to bind onto, in our fresh tmpfs (mknod of
+		 * a regular file needs no privilege, and no open/close) */
+		if (mknod(dst, S_IFREG | 0644, 0) < 0)
+			return werr_set(err, errno, "creating the mount point %s", dst);
 		if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
 			return werr_set(err, errno, "binding %s", dst);
 	}
@@ -487,37 +608,55 @@ static int build_proc(struct werr *err)
 	static const char *const ro_dirs[] = {
 		"/proc/sys", "/proc/irq", "/proc/bus", "/proc/fs",
 	};
-	struct stat st;
 	size_t i;
 
-	if (mkdir_p("/proc", 0555, err) < 0)
-		return -1;
+	if (mkdir("/proc", 0555) < 0)
+		return werr_set(err, errno, "creating /proc");
 	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible") < 0 &&
 	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
 		return werr_set(err, errno, "mounting /proc (a host /proc with masked parts "
 		                "prevents it in a user namespace)");
-	for (i = 0; i < ARRAY_SIZE(mask_files); i++) {
-		if (stat(mask_files[i], &st) < 0)
-			continue;
-		if (mount("/dev/null", mask_files[i], NULL, MS_BIND, NULL) < 0)
-			return werr_set(err, errno, "masking %s", mask_files[i]);
-		if (seal_bind(mask_files[i], true, err) < 0)
-			return -1;
-	}
-	for (i = 0; i < ARRAY_SIZE(mask_dirs); i++) {
-		if (stat(mask_dirs[i], &st) < 0)
-			continue;
-		if (mount("tmpfs", mask_dirs[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-		          "size=0,mode=0555") < 0)
-			return werr_set(err, errno, "masking %s", mask_dirs[i]);
-	}
+	/* The knobs first, so that a mask below them (boot_id) is made once, on
+	 * top of the read-only copy, not under it and again in the copy.  A
+	 * path this kernel lacks fails with ENOENT: nothing to do there. */
 	for (i = 0; i < ARRAY_SIZE(ro_dirs); i++) {
-		if (stat(ro_dirs[i], &st) < 0)
-			continue;
-		if (mount(ro_dirs[i], ro_dirs[i], NULL, MS_BIND | MS_REC, NULL) < 0)
+		if (mount(ro_dirs[i], ro_dirs[i], NULL, MS_BIND | MS_REC, NULL) < 0) {
+			if (errno == ENOENT)
+				continue;
 			return werr_set(err, errno, "binding %s", ro_dirs[i]);
+		}
 		if (seal_bind(ro_dirs[i], true, err) < 0)
 			return -1;
+	}
+	/* The first mask of each kind is made and sealed; every other one is a
+	 * bind of it, which copies its flags (see mask_file). */
+	mask_file[0] = mask_dir[0] = '\0';
+	for (i = 0; i < ARRAY_SIZE(mask_files); i++) {
+		const char *m = mask_files[i];
+
+		if (mount(mask_file[0] ? mask_file : "/dev/null", m, NULL, MS_BIND, NULL) < 0) {
+			if (errno == ENOENT)
+				continue;
+			return werr_set(err, errno, "masking %s", m);
+		}
+		if (!mask_file[0]) {
+			if (seal_bind(m, true, err) < 0)
+				return -1;
+			snprintf(mask_file, sizeof(mask_file), "%s", m);
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(mask_dirs); i++) {
+		const char *m = mask_dirs[i];
+		int r = mask_dir[0] ? mount(mask_dir, m, NULL, MS_BIND, NULL)
+		                    : mount("tmpfs", m, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV |
+		                            MS_NOEXEC, "size=0,mode=0555");
+		if (r < 0) {
+			if (errno == ENOENT)
+				continue;
+			return werr_set(err, errno, "masking %s", m);
+		}
+		if (!mask_dir[0])
+			snprintf(mask_dir, sizeof(mask_dir), "%s", m);
 	}
 	return 0;
 }
@@ -541,6 +680,11 @@ int jail_mounts(const struct jail_spec *spec, const struct wplan *plan, struct w
 		return werr_set(err, errno, "pivot_root");
 	if (chdir("/") < 0)
 		return werr_set(err, errno, "chdir /");
+	forget_parent();
+	closep(&walk.root);
+	walk.root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (walk.root < 0)
+		return werr_set(err, errno, "opening the jail's root");
 
 	/* 3. The tree. */
 	if (write_identity(spec, plan, err) < 0 || link_toplevel(err) < 0)
@@ -570,6 +714,8 @@ int jail_mounts(const struct jail_spec *spec, const struct wplan *plan, struct w
 			return -1;
 
 	/* 4. Cut the way back to the host, then freeze the root itself. */
+	forget_parent();
+	closep(&walk.root);
 	if (umount2(OLDROOT, MNT_DETACH) < 0)
 		return werr_set(err, errno, "detaching the host's root");
 	if (rmdir(OLDROOT) < 0)
