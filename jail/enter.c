@@ -292,6 +292,7 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 		if (notify_fd >= 0)
 			close(notify_fd);
 	}
+	wtiming("ready sent");
 	/* 13: init forks the program, which execs (jail/init.c) */
 	jail_init(spec, sync);
 }
