@@ -181,7 +181,7 @@ void jail_init(const struct jail_spec *spec, int sync)
 		jail_child_fail(sync, SYNC_ERROR, &e);
 	}
 	close(ep[1]);
-	wtiming("init: fork");
+	wtiming("init: clone+exec");
 	prctl(PR_SET_NAME, "warden-init", 0, 0, 0);
 
 	/* The pipe is close-on-exec: EOF means execve worked. */
