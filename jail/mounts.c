@@ -108,9 +108,12 @@ static bool at_or_below(const char *path, const char *base)
 	return !strncmp(path, base, n) && (path[n] == '\0' || path[n] == '/');
 }
 
+static void retire(int fd);
+
 static void forget_parent(void)
 {
-	closep(&walk.dir);
+	retire(walk.dir);
+	walk.dir = -1;
 	walk.path[0] = '\0';
 }
 
@@ -120,6 +123,43 @@ static void placed(const char *path)
 {
 	if (walk.dir >= 0 && at_or_below(walk.path, path))
 		forget_parent();
+}
+
+/* fds done with on the success path: closed together by close_spent, in a
+ * few close_range calls (fds come lowest-free first, so they form runs)
+ * instead of one close each.  A full list closes at once. */
+static struct {
+	int fd[96];
+	size_t n;
+} spent;
+
+static void retire(int fd)
+{
+	if (fd < 0)
+		return;
+	if (spent.n < ARRAY_SIZE(spent.fd))
+		spent.fd[spent.n++] = fd;
+	else
+		close(fd);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+static void close_spent(void)
+{
+	size_t i = 0, j;
+
+	qsort(spent.fd, spent.n, sizeof(spent.fd[0]), cmp_int);
+	while (i < spent.n) {
+		for (j = i; j + 1 < spent.n && spent.fd[j + 1] == spent.fd[j] + 1; j++)
+			;
+		syscall(SYS_close_range, (unsigned)spent.fd[i], (unsigned)spent.fd[j], 0);
+		i = j + 1;
+	}
+	spent.n = 0;
 }
 
 /* The slow walk: reach path (absolute, in the jail's tree) one component at
@@ -301,9 +341,8 @@ static int bind_fd(int src, mode_t mode, const char *path, bool ro, struct werr 
 		return werr_set(err, errno, "cloning the tree of %s (open_tree needs Linux 5.2)", path);
 	target = open_target(path, S_ISDIR(mode) ? TGT_DIR : TGT_FILE, err);
 	r = target < 0 ? -1 : attach_tree(tree, target, ro, path, err);
-	close(tree);
-	if (target >= 0)
-		close(target);
+	retire(tree);
+	retire(target);
 	return r;
 }
 
@@ -322,7 +361,7 @@ static int bind_from_host(const struct wmount *m, struct werr *err)
 		if (target < 0)
 			return -1;
 		r = attach_tree(m->tree_fd, target, m->kind == WM_BIND_RO, m->path, err);
-		close(target);
+		retire(target);
 		return r;
 	}
 	if (m->src_fd < 0)
@@ -337,12 +376,12 @@ static int bind_from_host(const struct wmount *m, struct werr *err)
 		                "bind it", m->src, errno == ELOOP ? "a symlink is in its path now" :
 		                "it cannot be reached the same way");
 	if (fstat(fd, &got) < 0 || got.st_dev != want.st_dev || got.st_ino != want.st_ino) {
-		close(fd);
+		retire(fd);
 		return werr_set(err, 0, "%s changed since it was opened (another file is at "
 		                "its path now); refusing to bind it", m->src);
 	}
 	r = bind_fd(fd, got.st_mode, m->path, m->kind == WM_BIND_RO, err);
-	close(fd);
+	retire(fd);
 	return r;
 }
 
@@ -361,16 +400,16 @@ static int tmpfs_at(int target, const char *path, uint64_t size, const char *mod
 	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0 ||
 	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		werr_set(err, errno, "configuring a size=%s,mode=%s tmpfs for %s", sz, mode, path);
-		close(fs);
+		retire(fs);
 		return -1;
 	}
 	mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 	                   (ro ? MOUNT_ATTR_RDONLY : 0));
-	close(fs);
+	retire(fs);
 	if (mnt < 0)
 		return werr_set(err, errno, "mounting a tmpfs for %s", path);
 	r = place_tree(mnt, target, path, err);
-	close(mnt);
+	retire(mnt);
 	return r;
 }
 
@@ -382,7 +421,7 @@ static int plan_tmpfs(const struct wmount *m, struct werr *err)
 	if (target < 0)
 		return -1;
 	r = tmpfs_at(target, m->path, m->size, strcmp(m->path, "/tmp") ? "0700" : "1777", false, err);
-	close(target);
+	retire(target);
 	return r;
 }
 
@@ -418,7 +457,7 @@ static int copy_mask(const char *mask, int target, const char *path, struct werr
 	if (tree < 0)
 		return werr_set(err, errno, "hiding %s (a copy of %s)", path, mask);
 	r = place_tree(tree, target, path, err);
-	close(tree);
+	retire(tree);
 	return r;
 }
 
@@ -440,7 +479,7 @@ static int hide_path(const char *path, struct werr *err)
 		return 0;
 	}
 	if (fstat(target, &st) < 0) {
-		close(target);
+		retire(target);
 		return werr_set(err, errno, "hiding %s", path);
 	}
 	if (S_ISDIR(st.st_mode) || mask_file[0]) {
@@ -450,17 +489,17 @@ static int hide_path(const char *path, struct werr *err)
 			r = tmpfs_at(target, path, 4096, "0555", true, err);
 		else
 			r = copy_mask(mask_file, target, path, err);
-		close(target);
+		retire(target);
 		return r;
 	}
 	tree = (int)syscall(SYS_open_tree, AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (tree < 0) {
-		close(target);
+		retire(target);
 		return werr_set(err, errno, "hiding %s", path);
 	}
 	r = attach_tree(tree, target, true, path, err);
-	close(tree);
-	close(target);
+	retire(tree);
+	retire(target);
 	return r;
 }
 
@@ -680,8 +719,6 @@ int jail_mounts(const struct jail_spec *spec, const struct wplan *plan, struct w
 		return werr_set(err, errno, "pivot_root");
 	if (chdir("/") < 0)
 		return werr_set(err, errno, "chdir /");
-	forget_parent();
-	closep(&walk.root);
 	walk.root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (walk.root < 0)
 		return werr_set(err, errno, "opening the jail's root");
@@ -713,9 +750,12 @@ int jail_mounts(const struct jail_spec *spec, const struct wplan *plan, struct w
 		if (plan->m[i].kind == WM_HIDE && hide_path(plan->m[i].path, err) < 0)
 			return -1;
 
-	/* 4. Cut the way back to the host, then freeze the root itself. */
+	/* 4. Cut the way back to the host, then freeze the root itself.  Every
+	 * fd the steps above held (host objects among them) is closed first. */
 	forget_parent();
-	closep(&walk.root);
+	retire(walk.root);
+	walk.root = -1;
+	close_spent();
 	if (umount2(OLDROOT, MNT_DETACH) < 0)
 		return werr_set(err, errno, "detaching the host's root");
 	if (rmdir(OLDROOT) < 0)
