@@ -23,7 +23,8 @@
  *                                       9  drop capabilities   10 no_new_privs
  *                                       11 Landlock            12 seccomp
  *   receive the seccomp listener    <--   send the listener fd
- *                                       13 fork: the child execve()s the
+ *                                       13 clone(CLONE_VM|CLONE_VFORK):
+ *                                          the child execve()s the
  *                                          program; this process stays as
  *                                          the jail's init (jail/init.c)
  *   wait for STARTED or an error    <--  init: STARTED or EXEC_FAILED
@@ -293,7 +294,7 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 			close(notify_fd);
 	}
 	wtiming("ready sent");
-	/* 13: init forks the program, which execs (jail/init.c) */
+	/* 13: init starts the program, which execs (jail/init.c) */
 	jail_init(spec, sync);
 }
 

@@ -7,7 +7,8 @@
  * cannot be killed from inside the jail.  The supervisor still trusts it
  * for nothing but reports: the program's status, and the ack of a sweep.
  *
- *   fork -> the program (its own process group), which execs (step 13)
+ *   clone(CLONE_VM|CLONE_VFORK) -> the program (its own process group),
+ *         which execs (step 13); init resumes once it has exec'd
  *   init: exec report pipe -> SYNC_STARTED or SYNC_EXEC_FAILED on the sync
  *         socket; then, with every signal blocked, sigwaitinfo():
  *     SIGCHLD          reap everything; the program's end -> SYNC_STATUS,

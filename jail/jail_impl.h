@@ -65,7 +65,7 @@ struct sync_frame {
 __attribute__((noreturn)) void jail_child_fail(int fd, uint8_t type, const struct werr *e);
 /* jail/enter.c: step 13, execve with the jail's PATH; reports on fd. */
 __attribute__((noreturn)) void jail_exec(const struct jail_spec *spec, int fd);
-/* jail/init.c: after step 12, become the jail's init: fork the program,
+/* jail/init.c: after step 12, become the jail's init: start the program,
  * report its start, then reap, forward signals, sweep and report its
  * status until it ends. */
 __attribute__((noreturn)) void jail_init(const struct jail_spec *spec, int sync);
