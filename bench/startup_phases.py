@@ -12,7 +12,7 @@ import os, re, statistics as st, subprocess, sys, tempfile, time
 n = int(sys.argv[1]); bins = sys.argv[2:]
 ws = tempfile.mkdtemp(prefix="mounts-bench.")
 os.chmod(ws, 0o777)
-keys = ["mounts", "child ready+exec", "caps+nnp", "init: clone+exec", "init: exec seen", "program ran",
+keys = ["mounts", "child ready+exec", "caps+nnp", "init: clone+exec", "program ran",
         "program exec'd -> its exit seen", "main -> program exec'd (setup)", "main -> exit"]
 data = {b: {k: [] for k in keys + ["wall"]} for b in bins}
 env = dict(os.environ) if os.environ.get("NOTIMING") else dict(os.environ, WARDEN_TIMING="1")

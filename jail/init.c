@@ -117,10 +117,12 @@ struct prog_start {
  * own stack (prog_stack) and errno, which init does not read after a
  * successful clone.  It allocates nothing and uses no stdio: close, setpgid,
  * sigprocmask, then jail_exec's PATH search (snprintf into its stack) and
- * execve; on failure jail_exec formats the report on its stack, writes it
- * to the pipe and _exits.  Every signal's disposition is the default
- * (jail_child reset them) and they are blocked until just before execve,
- * so no handler runs on this stack. */
+ * execve; on failure jail_exec formats the report on its stack (strerror of
+ * an errno execve returns is a constant string), writes it to the pipe and
+ * _exits (no atexit handler runs).  Every signal's disposition is the
+ * default (jail_child reset them), so no handler ever runs on this stack.
+ * Nothing in the jail can signal it: no jailed code runs yet, and init,
+ * which forwards the supervisor's signals, is suspended. */
 static int prog_main(void *arg)
 {
 	const struct prog_start *p = arg;
@@ -189,7 +191,6 @@ void jail_init(const struct jail_spec *spec, int sync)
 	do
 		n = read(ep[0], &f, sizeof(f));
 	while (n < 0 && errno == EINTR);
-	wtiming("init: exec seen");
 	/* init holds nothing of the program's: not its stdio (so pipes see
 	 * EOF when the program closes them), not the control fd; only the
 	 * sync socket (3). */
