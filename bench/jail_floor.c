@@ -166,12 +166,15 @@ static int recv_fd(int s)
 static char cg[4][700];           /* the jail's groups */
 static int ncg;
 
-static void cg_make(const char *dir, const char *const *kv)
+static int cg_make(const char *dir, const char *const *kv)
 {
 	char p[760];
 
-	if (mkdir(dir, 0755) < 0)
+	if (mkdir(dir, 0755) < 0) {
+		if (errno == EACCES || errno == EPERM || errno == EROFS)
+			return -1;
 		die(dir);
+	}
 	snprintf(cg[ncg++], sizeof cg[0], "%s", dir);
 	for (; kv && kv[0]; kv += 2) {
 		int fd;
@@ -183,6 +186,7 @@ static void cg_make(const char *dir, const char *const *kv)
 			die(p);
 		close(fd);
 	}
+	return 0;
 }
 
 /* The group each hierarchy puts us in (/proc/self/cgroup), then a parent
@@ -226,14 +230,16 @@ static void cgroups_create(void)
 		else
 			snprintf(dir, sizeof dir, "/sys/fs/cgroup/%s%s/warden-floor", v1[i].c,
 			         strcmp(own[i], "/") ? own[i] : "");
-		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		if ((mkdir(dir, 0755) < 0 && errno != EEXIST) ||
+		    (snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/j%d", (int)getpid()),
+		     cg_make(dir, is_v2 ? v2 : v1[i].kv) < 0)) {
 			/* unprivileged without delegation: warden runs without limits */
 			fprintf(stderr, "jail_floor: no cgroups (%s: %s), as warden falls back\n", dir,
 			        strerror(errno));
+			while (ncg > 0)
+				rmdir(cg[--ncg]);
 			return;
 		}
-		snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/j%d", (int)getpid());
-		cg_make(dir, is_v2 ? v2 : v1[i].kv);
 	}
 }
 
