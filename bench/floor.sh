@@ -45,7 +45,8 @@ set -- "$@" "$W run --quiet --no-stdin --audit-log /dev/null --workspace $ws -- 
 per=$(( (RUNS + ROUNDS - 1) / ROUNDS ))
 i=0
 while [ $i -lt "$ROUNDS" ]; do
-	hyperfine -N --style none --warmup 3 --runs "$per" --export-json "$d/r$i.json" "$@" >/dev/null 2>&1
+	hyperfine -N --style none --warmup 3 --runs "$per" --export-json "$d/r$i.json" "$@" \
+		>/dev/null 2>"$d/hf.err" || { echo "floor: hyperfine failed:" >&2; cat "$d/hf.err" >&2; exit 1; }
 	i=$((i + 1))
 done
 
