@@ -31,6 +31,8 @@
  *   all      warden's prebuilt seccomp program with a user-notification
  *            listener, handed to the parent
  *
+ * FLOOR_TIMING=1 prints each step's wall time.
+ *
  * Errors end the program with a line naming the step; it is a benchmark,
  * not a sandbox (it checks nothing it does not need to). */
 #include <errno.h>
@@ -54,6 +56,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "warden/filter.h"   /* struct wfilter_prog, wfilter_prebuilt (build/filters.o) */
 
@@ -72,6 +75,23 @@ static int upto = S_ALL;
 static int root;                  /* running as host root: the slot path */
 static const char *ws, *home;
 static char home_buf[256];
+
+/* FLOOR_TIMING=1: each step's wall time on stderr, named like warden's
+ * WARDEN_TIMING=1 phases where they match (docs/design.md compares them). */
+static int timing;
+static struct timespec last;
+
+static void tmark(const char *what)
+{
+	struct timespec now;
+
+	if (!timing)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	fprintf(stderr, "floor: timing: [%d] %-22s %.3f ms\n", (int)getpid(), what,
+	        (double)(now.tv_sec - last.tv_sec) * 1e3 + (double)(now.tv_nsec - last.tv_nsec) / 1e6);
+	last = now;
+}
 
 static void die(const char *what)
 {
@@ -505,7 +525,9 @@ static void confine(int sock, int out, int err)
 	if (syscall(SYS_capset, &h, d) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 ||
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		die("capabilities");
+	tmark("fds+rlimits+caps+nnp");
 	landlock();
+	tmark("landlock");
 }
 
 static void load_filter(void)
@@ -534,28 +556,34 @@ static int jail(int sock, int ws_tree, int out, int err, char **argv)
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	recv1(sock, 'G');   /* the id maps are written */
+	tmark("released");
 	if (setsid() < 0)
 		die("setsid");
 	if (upto >= S_MOUNTS) {
 		if (root && setgroups(0, NULL) < 0)
 			die("setgroups");
 		build_root(ws_tree);
+		tmark("mounts");
 	}
 	if (sethostname("warden", 6) < 0 || setdomainname("", 0) < 0)
 		die("hostname");
 	if (upto >= S_CGROUPS) {
 		recv1(sock, 'A');   /* attached */
+		tmark("attached (wait)");
 		if (unshare(CLONE_NEWCGROUP) < 0)
 			die("cgroup namespace");
 	}
 	if (upto >= S_CONFINE)
 		confine(sock, out, err);
-	if (upto >= S_ALL)
+	if (upto >= S_ALL) {
 		load_filter();
+		tmark("seccomp load");
+	}
 	p = fork();
 	if (p < 0)
 		die("fork");
 	if (p == 0) {
+		tmark("fork");
 		setpgid(0, 0);
 		execve(argv[0], argv, envp);
 		die(argv[0]);
@@ -646,18 +674,24 @@ int main(int argc, char **argv)
 	}
 	ws = argv[1];
 	root = getuid() == 0;
+	timing = getenv("FLOOR_TIMING") != NULL;
+	clock_gettime(CLOCK_MONOTONIC, &last);
 	home = root ? "/root" : getenv("HOME");
 	if (!home || home[0] != '/' || !strcmp(home, "/"))
 		home = "/root";
 	snprintf(home_buf, sizeof home_buf, "%s", home);
 	home = home_buf;
 
-	if (upto >= S_CGROUPS)
+	if (upto >= S_CGROUPS) {
 		cgroups_create();
+		tmark("cgroup create");
+	}
 	if (upto >= S_CONFINE && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0))
 		die("pipe");
-	if (root && upto >= S_MOUNTS)
+	if (root && upto >= S_MOUNTS) {
 		ws_tree = idmapped_workspace();
+		tmark("idmapped tree");
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		die("socketpair");
 
@@ -705,12 +739,16 @@ int main(int argc, char **argv)
 	}
 	idmap_write(pid, !root);
 	send1(sv[0], 'G');
+	tmark("clone+maps");
 	if (upto >= S_CGROUPS) {
 		cgroups_attach(pid);   /* while the child builds its root */
 		send1(sv[0], 'A');
+		tmark("cgroup attach");
 	}
-	if (upto >= S_ALL)
+	if (upto >= S_ALL) {
 		listener = recv_fd(sv[0]);   /* kept until the jail is gone */
+		tmark("listener received");
+	}
 	if (out[0] >= 0) {
 		ssize_t n;
 		while ((n = read(out[0], buf, sizeof buf)) > 0)
@@ -722,10 +760,12 @@ int main(int argc, char **argv)
 	}
 	if (waitpid(pid, &st, __WALL) != pid)
 		die("waitpid");
+	tmark("program ran (exit seen)");
 	if (listener >= 0)
 		close(listener);
 	for (i = 0; i < ncg; i++)
 		if (rmdir(cg[i]) < 0)
 			die(cg[i]);
+	tmark("cgroup rmdir");
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
