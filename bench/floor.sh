@@ -9,7 +9,8 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 W=${W:-"$top/${BUILD:-build}/warden"}
 RUNS=${BENCH_RUNS:-100}
-ROUNDS=${BENCH_FLOOR_ROUNDS:-4}
+# rounds of 10 runs each: a drift of the shared machine hits every command
+ROUNDS=${BENCH_FLOOR_ROUNDS:-$(( (RUNS + 9) / 10 ))}
 d=$(mktemp -d /tmp/warden-floor.XXXXXX)
 trap 'rm -rf "$d"' EXIT
 ws="$d/ws"
@@ -45,7 +46,7 @@ set -- "$@" "$W run --quiet --no-stdin --audit-log /dev/null --workspace $ws -- 
 per=$(( (RUNS + ROUNDS - 1) / ROUNDS ))
 i=0
 while [ $i -lt "$ROUNDS" ]; do
-	hyperfine -N --style none --warmup 3 --runs "$per" --export-json "$d/r$i.json" "$@" \
+	hyperfine -N --style none --warmup 1 --runs "$per" --export-json "$d/r$i.json" "$@" \
 		>/dev/null 2>"$d/hf.err" || { echo "floor: hyperfine failed:" >&2; cat "$d/hf.err" >&2; exit 1; }
 	i=$((i + 1))
 done
