@@ -349,6 +349,7 @@ static void build_root(int ws_tree)
 	    chdir("/tmp") < 0 || mkdir("oldroot", 0700) < 0 ||
 	    syscall(SYS_pivot_root, ".", "oldroot") < 0 || chdir("/") < 0)
 		die("new root");
+	tmark("mounts: tmpfs root");
 	mkdir("/etc", 0755);
 	newfile("/etc/passwd", "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
 	newfile("/etc/group", "root:x:0:\nnogroup:x:65534:\n");
@@ -375,6 +376,7 @@ static void build_root(int ws_tree)
 		}
 		ro_bind(etc[i], etc[i]);
 	}
+	tmark("mounts: /etc");
 	tmpfs_at(home, "67108864", "0700");
 	tmpfs_at("/tmp", "536870912", "1777");
 	if (ws_tree < 0) {   /* unprivileged: the workspace tree is cloned here */
@@ -395,6 +397,7 @@ static void build_root(int ws_tree)
 	ro_bind("/usr", "/usr");
 	ro_bind("/var/cache/fontconfig", "/var/cache/fontconfig");
 
+	tmark("mounts: tmpfs, binds");
 	if (mkdir("/dev", 0755) < 0 ||
 	    mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NODEV, "size=65536,mode=0755") < 0)
 		die("/dev");
@@ -412,6 +415,7 @@ static void build_root(int ws_tree)
 	    mount(NULL, "/dev", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=65536,mode=0755") < 0)
 		die("/dev");
 
+	tmark("mounts: /dev");
 	if (mkdir("/proc", 0555) < 0 ||
 	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible") < 0)
 		die("/proc");
@@ -450,6 +454,7 @@ static void build_root(int ws_tree)
 				die(a);
 		}
 	}
+	tmark("mounts: /proc, masks");
 	if (umount2("/oldroot", MNT_DETACH) < 0 || rmdir("/oldroot") < 0 ||
 	    mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=1m,mode=0755") < 0 ||
 	    chdir(ws) < 0)
@@ -563,7 +568,7 @@ static int jail(int sock, int ws_tree, int out, int err, char **argv)
 		if (root && setgroups(0, NULL) < 0)
 			die("setgroups");
 		build_root(ws_tree);
-		tmark("mounts");
+		tmark("mounts: old root detached");
 	}
 	if (sethostname("warden", 6) < 0 || setdomainname("", 0) < 0)
 		die("hostname");
@@ -590,6 +595,13 @@ static int jail(int sock, int ws_tree, int out, int err, char **argv)
 	}
 	while (waitpid(-1, &st, 0) != p)
 		;
+	tmark("program ran (init)");
+	if (timing) {   /* when init exits: the parent times the namespaces' end */
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (write(upto >= S_CONFINE ? 3 : sock, &now, sizeof now) < 0)
+			die("sync write");
+	}
 	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 }
 
@@ -761,6 +773,14 @@ int main(int argc, char **argv)
 	if (waitpid(pid, &st, __WALL) != pid)
 		die("waitpid");
 	tmark("program ran (exit seen)");
+	if (timing) {   /* init's exit -> its exit seen: the namespaces' teardown */
+		struct timespec t0, now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (read(sv[0], &t0, sizeof t0) == sizeof t0)
+			fprintf(stderr, "floor: timing: [%d] %-22s %.3f ms\n", (int)getpid(),
+			        "init exit -> exit seen", (double)(now.tv_sec - t0.tv_sec) * 1e3 +
+			        (double)(now.tv_nsec - t0.tv_nsec) / 1e6);
+	}
 	if (listener >= 0)
 		close(listener);
 	for (i = 0; i < ncg; i++)
