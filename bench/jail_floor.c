@@ -200,13 +200,30 @@ static int cg_make(const char *dir, const char *const *kv)
 		int fd;
 		snprintf(p, sizeof p, "%s/%s", dir, kv[0]);
 		fd = open(p, O_WRONLY | O_CLOEXEC);
-		if (fd < 0 && errno == ENOENT)   /* memsw without swap accounting */
-			continue;
+		if (fd < 0 && errno == ENOENT && strstr(kv[0], "sw"))
+			continue;   /* memsw/swap.max without swap accounting */
 		if (fd < 0 || write(fd, kv[1], strlen(kv[1])) < 0)
 			die(p);
 		close(fd);
 	}
 	return 0;
+}
+
+/* v2: the parent hands the controllers down (the limits' files exist only
+ * then).  Untested here (this VM has v1); and where warden attaches with
+ * CLONE_INTO_CGROUP, the floor writes cgroup.procs: on v2 its cgroups step
+ * is an upper bound. */
+static int subtree(const char *dir)
+{
+	char p[760];
+	int fd, r;
+
+	snprintf(p, sizeof p, "%s/cgroup.subtree_control", dir);
+	if ((fd = open(p, O_WRONLY | O_CLOEXEC)) < 0)
+		return -1;
+	r = write(fd, "+memory +pids +cpu", 18) < 0 ? -1 : 0;
+	close(fd);
+	return r;
 }
 
 /* The group each hierarchy puts us in (/proc/self/cgroup), then a parent
@@ -221,7 +238,7 @@ static void cgroups_create(void)
 	                                  "pids.max", "256", "cpu.max", "100000 100000", NULL };
 	static const struct { const char *c; const char *const *kv; } v1[] = {
 		{ "cpu", cpu }, { "cpuacct", NULL }, { "memory", mem }, { "pids", pids } };
-	char line[600], dir[700], own[4][512] = { { 0 } }, v2own[512] = "";
+	char line[600], dir[700], own[4][512] = { { 0 } }, v2own[512] = "", *t, *sp;
 	FILE *f = fopen("/proc/self/cgroup", "re");
 	int i, is_v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
 
@@ -235,13 +252,10 @@ static void cgroups_create(void)
 		*b = 0;
 		if (!strcmp(a + 1, ""))
 			snprintf(v2own, sizeof v2own, "%s", b + 1);
-		for (i = 0; i < 4; i++) {
-			char *t, *sp;
-			for (t = strtok_r(a + 1, ",", &sp); t; t = strtok_r(NULL, ",", &sp))
+		for (t = strtok_r(a + 1, ",", &sp); t; t = strtok_r(NULL, ",", &sp))
+			for (i = 0; i < 4; i++)
 				if (!strcmp(t, v1[i].c))
 					snprintf(own[i], sizeof own[i], "%s", b + 1);
-			*b = 0;
-		}
 	}
 	fclose(f);
 	for (i = 0; i < (is_v2 ? 1 : 4); i++) {
@@ -251,6 +265,7 @@ static void cgroups_create(void)
 			snprintf(dir, sizeof dir, "/sys/fs/cgroup/%s%s/warden-floor", v1[i].c,
 			         strcmp(own[i], "/") ? own[i] : "");
 		if ((mkdir(dir, 0755) < 0 && errno != EEXIST) ||
+		    (is_v2 && subtree(dir) < 0) ||
 		    (snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/j%d", (int)getpid()),
 		     cg_make(dir, is_v2 ? v2 : v1[i].kv) < 0)) {
 			/* unprivileged without delegation: warden runs without limits */
