@@ -10,7 +10,7 @@
  *   jail_floor [--upto ns|mounts|cgroups|confine|all] WORKSPACE PROGRAM
  *
  * Stages are cumulative, in warden's order:
- *   ns       as root: a helper with a "slot" uid clone3s the jail (so its
+ *   ns       as root: the slot lock, a helper with the "slot" uid clone3s the jail (so its
  *            user namespace is owned by that uid); else clone3 directly;
  *            user, mount, pid, net, ipc, uts namespaces, uid/gid maps
  *            (setgroups deny when unprivileged), hostname; pid 1 forks the
@@ -49,6 +49,7 @@
 #include <linux/mount.h>
 #include <linux/sched.h>
 #include <linux/seccomp.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -643,9 +644,10 @@ static void idmap_write(pid_t pid, int deny)
 	writefile(p, m);
 }
 
-/* As root: the workspace as an idmapped tree, whose mapping (jail root =
- * the slot uid on the host, shown as the caller) needs a user namespace
- * of its own: a helper that waits on a pipe while the maps are written. */
+/* As root: the workspace as an idmapped tree (what the caller owns appears
+ * owned by the slot uid, the jail's root, and what the jail creates is the
+ * caller's), whose mapping needs a user namespace of its own: a helper that
+ * waits on a pipe while the maps are written. */
 static int idmapped_workspace(void)
 {
 	int pp[2], ns, fd, t;
@@ -715,6 +717,17 @@ int main(int argc, char **argv)
 	}
 	if (upto >= S_CONFINE && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0))
 		die("pipe");
+	if (root) {
+		/* The slot is this run's alone while the lock is held (two jails
+		 * must never share a host uid): warden's guarantee, three calls
+		 * (one slot: concurrent floors wait for each other). */
+		int lk;
+
+		if ((mkdir("/run/warden-floor", 0700) < 0 && errno != EEXIST) ||
+		    (lk = open("/run/warden-floor/slot-0", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0 ||
+		    flock(lk, LOCK_EX) < 0)
+			die("/run/warden-floor/slot-0");
+	}
 	if (root && upto >= S_MOUNTS) {
 		ws_tree = idmapped_workspace();
 		tmark("idmapped tree");
