@@ -10,8 +10,9 @@
  *   jail_floor [--upto ns|mounts|cgroups|confine|all] WORKSPACE PROGRAM
  *
  * Stages are cumulative, in warden's order:
- *   ns       as root: the slot lock, a helper with the "slot" uid clone3s the jail (so its
- *            user namespace is owned by that uid); else clone3 directly;
+ *   ns       as root: the slot's lock, then a helper with the "slot" uid
+ *            clone3s the jail (so that uid owns its user namespace); else
+ *            clone3 directly;
  *            user, mount, pid, net, ipc, uts namespaces, uid/gid maps
  *            (setgroups deny when unprivileged), hostname; pid 1 forks the
  *            program, the program execs, pid 1 exits with its status, the
