@@ -6,7 +6,8 @@
 #   warden    warden run (namespaces, seccomp + notify, Landlock, cgroups)
 #   bwrap     bwrap --unshare-all with equivalent mounts
 #   firejail  firejail --noprofile --net=none (when installed)
-# then sessions (bench/sessions.py), the output relay, and the egress proxy
+# then the kernel's floor under warden, layer by layer (bench/floor.sh),
+# sessions (bench/sessions.py), the output relay, and the egress proxy
 # against a direct loopback connection (bench/proxy.py).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -83,6 +84,10 @@ python3 -c 'import json,sys
 r = json.load(open(sys.argv[1]))["results"]
 print("floors: unshare -Urnmpf --mount-proc /bin/true %.3f ms; warden --version %.3f ms; /bin/true %.3f ms" %
       tuple(x["median"] * 1000 for x in r))' "$ws/floor.json" || true
+echo
+# The same kernel work as warden's jail and nothing else, layer by layer
+# (bench/jail_floor.c, built here; docs/design.md "The floor").
+W="$W" BWRAP_CMD="$bwrap_cmd" sh "$top/bench/floor.sh" || true
 echo
 echo "warden's protections in this run:"
 "$W" run --quiet --no-stdin --audit-log /dev/null --workspace "$ws" --json "$ws/s.json" -- /bin/true

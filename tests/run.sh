@@ -127,10 +127,10 @@ if [ "$(id -u)" = 0 ]; then
 	if id "$user" >/dev/null 2>&1; then
 		stage=$(mktemp -d /tmp/warden-unpriv.XXXXXX)
 		mkdir -p "$stage/build"
-		if cp -a "$build/warden" "$build/warden-broker" "$build/probes" "$stage/build/" &&
+		if cp -a "$build/warden" "$build/warden-broker" "$build/probes" "$build/filters.o" "$stage/build/" &&
 		   mkdir -p "$stage/build/tests" && cp -a "$build/tests/proxyd" "$stage/build/tests/" &&
 		   cp -a "$top/tests" "$top/policy" "$top/tools" "$top/examples" "$top/drivers" "$top/supervisor" \
-			"$top/man" "$top/completion" "$stage/" &&
+			"$top/man" "$top/completion" "$top/bench" "$top/include" "$stage/" &&
 		   chmod -R a+rX "$stage"; then
 			# from the stage: the checkout may be where warden-test cannot
 			# go (a 0700 home), and bats starts by entering its cwd
