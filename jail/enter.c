@@ -423,6 +423,22 @@ static int read_report(int sync, struct jail *out, bool want_proxy, struct werr 
 	}
 }
 
+/* The jail's entry when a helper creates it (jail_clone_as): called on the
+ * jail's own stack, never returns. */
+struct child_entry {
+	const struct jail_spec *spec;
+	const struct wplan *plan;
+	int sp[2];
+};
+
+static __attribute__((noreturn)) void child_entry(void *p)
+{
+	const struct child_entry *c = p;
+
+	close(c->sp[0]);
+	jail_child(c->spec, c->plan, c->sp[1]);
+}
+
 int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 {
 	struct wplan plan;
@@ -458,9 +474,12 @@ int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 	if (plan.slot_fd >= 0) {
 		/* the helper has no right to the cgroup: wcg_attach below puts
 		 * the jail there before it is released */
+		struct child_entry ce = { .spec = spec, .plan = &plan, .sp = { sp[0], sp[1] } };
+
 		ca.flags &= ~(uint64_t)CLONE_PIDFD;
 		ca.pidfd = 0;
-		pid = jail_clone_as(&ca, plan.host_uid, plan.host_gid, &pidfd, err);
+		pid = jail_clone_as(&ca, plan.host_uid, plan.host_gid, child_entry, &ce,
+		                    &pidfd, err);
 		if (pid < 0) {
 			close(sp[0]);
 			close(sp[1]);
