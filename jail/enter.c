@@ -445,6 +445,7 @@ int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 	struct clone_args ca = { 0 };
 	int sp[2] = { -1, -1 };
 	int pidfd = -1;
+	bool joined = false;    /* born in its v1 cgroups (the helper joined them) */
 	long pid;
 
 	memset(out, 0, sizeof(*out));
@@ -475,11 +476,20 @@ int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 		/* the helper has no right to the cgroup: wcg_attach below puts
 		 * the jail there before it is released */
 		struct child_entry ce = { .spec = spec, .plan = &plan, .sp = { sp[0], sp[1] } };
+		int join[8], n_join = 0;
 
 		ca.flags &= ~(uint64_t)CLONE_PIDFD;
 		ca.pidfd = 0;
-		pid = jail_clone_as(&ca, plan.host_uid, plan.host_gid, child_entry, &ce,
-		                    &pidfd, err);
+		/* the helper joins the v1 groups and the jail is born in them:
+		 * no cgroup.procs write, no RCU grace period (wcg_join_fds) */
+		if (spec->cg && (n_join = wcg_join_fds(spec->cg, join, ARRAY_SIZE(join), err)) < 0)
+			pid = -1;
+		else
+			pid = jail_clone_as(&ca, plan.host_uid, plan.host_gid, join, (size_t)n_join,
+			                    child_entry, &ce, &pidfd, err);
+		for (int i = 0; i < n_join; i++)
+			close(join[i]);
+		joined = n_join > 0;
 		if (pid < 0) {
 			close(sp[0]);
 			close(sp[1]);
@@ -518,7 +528,8 @@ int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 	/* While the child mounts (see the header): attach it here, or (defer_go)
 	 * the caller has it attached off its loop and calls jail_go. */
 	if (!spec->defer_go &&
-	    ((spec->cg && wcg_attach(spec->cg, out->pid, err) < 0) ||
+	    ((spec->cg && (joined ? wcg_attach_v2(spec->cg, out->pid, err)
+	                          : wcg_attach(spec->cg, out->pid, err)) < 0) ||
 	     (send(sp[0], &(char){ SYNC_ATTACHED }, 1, MSG_NOSIGNAL) != 1 &&
 	      werr_set(err, errno, "starting the jail") < 0))) {
 		/* A child whose setup failed meanwhile has exited (so the

@@ -26,6 +26,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -383,9 +384,12 @@ struct clone_as {
 	struct clone_args *ca;
 	uid_t uid;
 	gid_t gid;
+	const int *join;        /* v1 "tasks" files to write "0" to */
+	size_t n_join;
 	void (*entry)(void *);
 	void *arg;
 	long pid;               /* out: the jail's pid, or -errno */
+	bool joined;            /* out: the -errno is from joining a group */
 };
 
 static int clone_as_helper(void *p)
@@ -395,6 +399,19 @@ static int clone_as_helper(void *p)
 	gid_t rg, eg, sg;
 	long pid;
 
+	/* Into the jail's v1 groups first, so that the jail is born there
+	 * (wcg_join_fds): moving oneself takes no global lock.  The files
+	 * were opened by warden, whose credentials the kernel checks. */
+	for (size_t i = 0; i < c->n_join; i++)
+		if (syscall(SYS_write, c->join[i], "0", 1) != 1) {
+			c->pid = -(errno ? errno : EIO);
+			c->joined = true;
+			return 0;
+		}
+	/* and the jail does not inherit them (this fd table is the helper's
+	 * own copy; warden closes its own) */
+	for (size_t i = 0; i < c->n_join; i++)
+		(void)syscall(SYS_close, c->join[i]);
 	/* every id the slot's, no groups, checked back: from here the
 	 * process holds no capability on the host (no keepcaps) */
 	if (syscall(SYS_setgroups, 0, NULL) < 0 ||
@@ -421,12 +438,12 @@ static int clone_as_helper(void *p)
 	return 0;
 }
 
-long jail_clone_as(struct clone_args *ca, uid_t uid, gid_t gid, void (*entry)(void *),
-                   void *arg, int *pidfd, struct werr *err)
+long jail_clone_as(struct clone_args *ca, uid_t uid, gid_t gid, const int *join, size_t n_join,
+                   void (*entry)(void *), void *arg, int *pidfd, struct werr *err)
 {
 	static char *stack;     /* reused: the helper has exited when we return */
-	struct clone_as c = { .ca = ca, .uid = uid, .gid = gid, .entry = entry, .arg = arg,
-	                      .pid = -EPERM };
+	struct clone_as c = { .ca = ca, .uid = uid, .gid = gid, .join = join, .n_join = n_join,
+	                      .entry = entry, .arg = arg, .pid = -EPERM };
 	sigset_t all, old;
 	pid_t helper;
 	int e;
@@ -461,6 +478,13 @@ long jail_clone_as(struct clone_args *ca, uid_t uid, gid_t gid, void (*entry)(vo
 		;
 	if (c.pid < 0) {
 		errno = (int)-c.pid;
+		if (c.joined)
+			return werr_set(err, (int)-c.pid, "joining the jail's cgroups (writing 0 to "
+			                "their tasks files) before creating it");
+		if (c.pid == -EAGAIN && n_join > 0)
+			return werr_set(err, EAGAIN, "creating the jail as uid %u (in its cgroups: a "
+			                "pids limit below 2 leaves no room for init and the program)",
+			                (unsigned)uid);
 		return werr_set(err, (int)-c.pid, "creating the jail as uid %u", (unsigned)uid);
 	}
 	/* the jail is our child (CLONE_PARENT) and not reaped: its pid cannot
