@@ -8,6 +8,8 @@
  *          NEWIPC|NEWUTS, pidfd,          PDEATHSIG=SIGKILL; wait for "go"
  *          [INTO_CGROUP]); as root from a
  *          helper with the slot's ids only
+ *          that first joined the v1 groups
+ *          (the jail is born in them)
  *   uid_map/gid_map
  *   send "go"                       -->     new session
  *   attach cgroups (meanwhile)          3-4 mounts, pivot_root (jail/mounts.c)
@@ -37,7 +39,10 @@
  * program's real wait status on it, and acks sweeps (jail_sweep).
  *
  * The cgroup attach overlaps steps 3-6 (jail_begin; with defer_go the
- * session server's attacher does it, and jail_go sends "attached").  On cgroup v1 the first write to
+ * session server's attacher does it, and jail_go sends "attached").  As
+ * root there is nothing left to attach on cgroup v1: the helper that
+ * creates the jail joined its groups (jail_clone_as, wcg_join_fds), which
+ * takes no global lock, and the jail is born in them.  On cgroup v1 the first write to
  * cgroup.procs after a while waits for an RCU grace period (the kernel's
  * cgroup_threadgroup_rwsem; 1-20 ms on this VM), and nothing in 3-6 needs
  * the cgroup: it is warden's own code, which forks nothing and allocates
