@@ -381,7 +381,7 @@ int jail_idmap_prepare(struct wplan *plan, const struct jail_spec *spec, struct 
 #define HELPER_STACK (8u << 20)
 
 struct clone_as {
-	struct clone_args *ca;
+	const struct clone_args *ca;
 	uid_t uid;
 	gid_t gid;
 	const int *join;        /* v1 "tasks" files to write "0" to */
@@ -395,6 +395,7 @@ struct clone_as {
 static int clone_as_helper(void *p)
 {
 	struct clone_as *c = p;
+	struct clone_args ca = *c->ca;  /* changed below: the helper's own copy */
 	uid_t ru, eu, su;
 	gid_t rg, eg, sg;
 	long pid;
@@ -427,9 +428,9 @@ static int clone_as_helper(void *p)
 	/* the jail's parent is the supervisor; clone3 wants no exit signal
 	 * with CLONE_PARENT and gives the jail the helper's: SIGCHLD (below),
 	 * so that waitid() without __WALL reaps it (jailrun.c, session.c) */
-	c->ca->flags |= CLONE_PARENT;
-	c->ca->exit_signal = 0;
-	pid = syscall(SYS_clone3, c->ca, sizeof(*c->ca));
+	ca.flags |= CLONE_PARENT;
+	ca.exit_signal = 0;
+	pid = syscall(SYS_clone3, &ca, sizeof(ca));
 	if (pid == 0) {
 		c->entry(c->arg);       /* the jail: never returns */
 		_exit(127);
@@ -438,10 +439,12 @@ static int clone_as_helper(void *p)
 	return 0;
 }
 
-long jail_clone_as(struct clone_args *ca, uid_t uid, gid_t gid, const int *join, size_t n_join,
+long jail_clone_as(const struct clone_args *ca, uid_t uid, gid_t gid, const int *join, size_t n_join,
                    void (*entry)(void *), void *arg, int *pidfd, struct werr *err)
 {
-	static char *stack;     /* reused: the helper has exited when we return */
+	/* reused: the helper has exited when we return, and jails are only
+	 * started from warden's one thread */
+	static char *stack;
 	struct clone_as c = { .ca = ca, .uid = uid, .gid = gid, .join = join, .n_join = n_join,
 	                      .entry = entry, .arg = arg, .pid = -EPERM };
 	sigset_t all, old;

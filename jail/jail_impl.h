@@ -26,7 +26,7 @@ void jail_plan_free(struct wplan *plan);
  * its own (it cannot return into the caller's frames). */
 struct clone_args;
 int jail_idmap_prepare(struct wplan *plan, const struct jail_spec *spec, struct werr *err);
-long jail_clone_as(struct clone_args *ca, uid_t uid, gid_t gid, const int *join, size_t n_join,
+long jail_clone_as(const struct clone_args *ca, uid_t uid, gid_t gid, const int *join, size_t n_join,
                    void (*entry)(void *), void *arg, int *pidfd, struct werr *err);
 
 /* jail/mounts.c: steps 3-4, build the tmpfs root, pivot_root, detach the
