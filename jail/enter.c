@@ -8,6 +8,8 @@
  *          NEWIPC|NEWUTS, pidfd,          PDEATHSIG=SIGKILL; wait for "go"
  *          [INTO_CGROUP]); as root from a
  *          helper with the slot's ids only
+ *          that first joined the v1 groups
+ *          (the jail is born in them)
  *   uid_map/gid_map
  *   send "go"                       -->     new session
  *   attach cgroups (meanwhile)          3-4 mounts, pivot_root (jail/mounts.c)
@@ -38,7 +40,10 @@
  * program's real wait status on it, and acks sweeps (jail_sweep).
  *
  * The cgroup attach overlaps steps 3-6 (jail_begin; with defer_go the
- * session server's attacher does it, and jail_go sends "attached").  On cgroup v1 the first write to
+ * session server's attacher does it, and jail_go sends "attached").  As
+ * root there is nothing left to attach on cgroup v1: the helper that
+ * creates the jail joined its groups (jail_clone_as, wcg_join_fds), which
+ * takes no global lock, and the jail is born in them.  On cgroup v1 the first write to
  * cgroup.procs after a while waits for an RCU grace period (the kernel's
  * cgroup_threadgroup_rwsem; 1-20 ms on this VM), and nothing in 3-6 needs
  * the cgroup: it is warden's own code, which forks nothing and allocates
@@ -425,12 +430,29 @@ static int read_report(int sync, struct jail *out, bool want_proxy, struct werr 
 	}
 }
 
+/* The jail's entry when a helper creates it (jail_clone_as): called on the
+ * jail's own stack, never returns. */
+struct child_entry {
+	const struct jail_spec *spec;
+	const struct wplan *plan;
+	int sp[2];
+};
+
+static __attribute__((noreturn)) void child_entry(void *p)
+{
+	const struct child_entry *c = p;
+
+	close(c->sp[0]);
+	jail_child(c->spec, c->plan, c->sp[1]);
+}
+
 int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 {
 	struct wplan plan;
 	struct clone_args ca = { 0 };
 	int sp[2] = { -1, -1 };
 	int pidfd = -1;
+	bool joined = false;    /* born in its v1 cgroups (the helper joined them) */
 	long pid;
 
 	memset(out, 0, sizeof(*out));
@@ -460,9 +482,21 @@ int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 	if (plan.slot_fd >= 0) {
 		/* the helper has no right to the cgroup: wcg_attach below puts
 		 * the jail there before it is released */
+		struct child_entry ce = { .spec = spec, .plan = &plan, .sp = { sp[0], sp[1] } };
+		int join[8], n_join = 0;
+
 		ca.flags &= ~(uint64_t)CLONE_PIDFD;
 		ca.pidfd = 0;
-		pid = jail_clone_as(&ca, plan.host_uid, plan.host_gid, &pidfd, err);
+		/* the helper joins the v1 groups and the jail is born in them:
+		 * no cgroup.procs write, no RCU grace period (wcg_join_fds) */
+		if (spec->cg && (n_join = wcg_join_fds(spec->cg, join, ARRAY_SIZE(join), err)) < 0)
+			pid = -1;
+		else
+			pid = jail_clone_as(&ca, plan.host_uid, plan.host_gid, join, (size_t)n_join,
+			                    child_entry, &ce, &pidfd, err);
+		for (int i = 0; i < n_join; i++)
+			close(join[i]);
+		joined = n_join > 0;
 		if (pid < 0) {
 			close(sp[0]);
 			close(sp[1]);
@@ -501,7 +535,8 @@ int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 	/* While the child mounts (see the header): attach it here, or (defer_go)
 	 * the caller has it attached off its loop and calls jail_go. */
 	if (!spec->defer_go &&
-	    ((spec->cg && wcg_attach(spec->cg, out->pid, err) < 0) ||
+	    ((spec->cg && (joined ? wcg_attach_v2(spec->cg, out->pid, err)
+	                          : wcg_attach(spec->cg, out->pid, err)) < 0) ||
 	     (send(sp[0], &(char){ SYNC_ATTACHED }, 1, MSG_NOSIGNAL) != 1 &&
 	      werr_set(err, errno, "starting the jail") < 0))) {
 		/* A child whose setup failed meanwhile has exited (so the

@@ -9,24 +9,30 @@
  *     is opened without following symlinks; a lock file is never read or
  *     written, only flock()ed, so its content cannot matter;
  *   - the helper user namespace of an idmap maps exactly one uid and one gid
- *     and runs nothing: its only process waits on a pipe and exits;
+ *     and runs nothing: its only process (a CLONE_VM child of warden) exits
+ *     at once, and the maps are written while it waits to be reaped;
  *   - open_tree(OPEN_TREE_CLONE) makes a private detached copy; the host's
  *     mounts are never changed;
  *   - the jail's namespaces are created by a helper process that has already
  *     dropped every supplementary group and set all its uids and gids to the
  *     slot's, so its capabilities are gone (no keepcaps) before clone3: the
  *     jail's user namespace is owned by the slot's uid, and nothing in the
- *     jail ever held host uid 0. */
+ *     jail ever held host uid 0.  The helper shares warden's memory
+ *     (CLONE_VM | CLONE_VFORK) but not its credentials: the raw set*id
+ *     calls change the helper's alone, and the jail, a copy made by clone3,
+ *     is born with them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -210,27 +216,38 @@ static int write_map(pid_t pid, const char *file, unsigned from, unsigned to, st
 	return write_file_str(path, line, err);
 }
 
+/* The namespace's only process does nothing: it shares warden's memory
+ * (CLONE_VM, so making it copies no page table) and exits at once, running
+ * only the libc clone trampoline on its own stack.  The namespace exists
+ * from clone on, and until warden reaps the process its /proc entry leads
+ * to the namespace through its credentials, whether it has run yet or
+ * not: the maps are written and the namespace opened meanwhile.  Nothing
+ * ever runs in the namespace.  (A fork that waited on a pipe cost ~0.5 ms
+ * with warden's pages to copy, this ~0.1: docs/design.md, "The root path".) */
+static char holder_stack[4096] __attribute__((aligned(16)));
+
+static int userns_holder(void *p)
+{
+	return 0;
+}
+
 int widmap_userns(uid_t from_uid, gid_t from_gid, uid_t to_uid, gid_t to_gid,
                   struct werr *err)
 {
-	int p[2], fd = -1;
+	int fd = -1, e;
 	char path[64];
+	sigset_t all, old;
 	pid_t pid;
 
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return werr_set(err, errno, "pipe");
-	pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
-	if (pid == 0) {
-		char c;
-		close(p[1]);
-		(void)!read(p[0], &c, 1); /* until the parent has the namespace */
-		_exit(0);
-	}
-	close(p[0]);
-	if (pid < 0) {
-		close(p[1]);
-		return werr_set(err, errno, "creating the user namespace of an idmapped mount");
-	}
+	/* no handler of warden's may run in it: every signal blocked */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = clone(userns_holder, holder_stack + sizeof(holder_stack),
+	            CLONE_NEWUSER | CLONE_VM, NULL);
+	e = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0)
+		return werr_set(err, e, "creating the user namespace of an idmapped mount");
 	if (write_map(pid, "uid_map", from_uid, to_uid, err) == 0 &&
 	    write_map(pid, "gid_map", from_gid, to_gid, err) == 0) {
 		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
@@ -238,7 +255,8 @@ int widmap_userns(uid_t from_uid, gid_t from_gid, uid_t to_uid, gid_t to_gid,
 		if (fd < 0)
 			werr_set(err, errno, "opening %s", path);
 	}
-	close(p[1]);
+	/* exit signal 0: __WALL.  Reaped before returning, so the next
+	 * holder never shares its stack with a running one. */
 	while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
 		;
 	return fd;
@@ -346,75 +364,140 @@ int jail_idmap_prepare(struct wplan *plan, const struct jail_spec *spec, struct 
 	return 0;
 }
 
-/* clone3 from a helper that holds only the slot's ids.  Like fork: returns
- * the jail's pid in the caller, 0 in the jail (whose parent is the caller,
- * through CLONE_PARENT), -1 and err on failure (errno-like code in *e). */
-long jail_clone_as(struct clone_args *ca, uid_t uid, gid_t gid, int *pidfd, struct werr *err)
+/* --- the jail's creator ------------------------------------------------------ */
+
+/* The helper shares warden's memory (CLONE_VM) and runs while warden is
+ * suspended in clone (CLONE_VFORK), so it copies no page table and warden's
+ * pages stay unshared.  Sharing memory binds it: raw system calls only (the
+ * libc set*id wrappers would signal warden's threads to change theirs too),
+ * no malloc, no stdio, and the stack below.  The jail it makes is a normal
+ * copy (no CLONE_VM) of that memory, so it starts on a copy of the helper's
+ * stack and must never return through it: it calls its entry directly.
+ * That stack is also the jail's (setup and init run on it), hence a main
+ * thread's size, mapped once per process and touched only where used.
+ * (The kernel gives a CLONE_VM child no rseq registration, so neither has
+ * the jail until its program's exec: libc uses it only for sched_getcpu,
+ * which warden's code never calls.) */
+#define HELPER_STACK (8u << 20)
+
+struct clone_as {
+	const struct clone_args *ca;
+	uid_t uid;
+	gid_t gid;
+	const int *join;        /* v1 "tasks" files to write "0" to */
+	size_t n_join;
+	void (*entry)(void *);
+	void *arg;
+	long pid;               /* out: the jail's pid, or -errno */
+	bool joined;            /* out: the -errno is from joining a group */
+};
+
+static int clone_as_helper(void *p)
 {
-	int p[2];
-	int32_t msg = 0;
+	struct clone_as *c = p;
+	struct clone_args ca = *c->ca;  /* changed below: the helper's own copy */
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+	long pid;
+
+	/* Into the jail's v1 groups first, so that the jail is born there
+	 * (wcg_join_fds): moving oneself takes no global lock.  The files
+	 * were opened by warden, whose credentials the kernel checks. */
+	for (size_t i = 0; i < c->n_join; i++)
+		if (syscall(SYS_write, c->join[i], "0", 1) != 1) {
+			c->pid = -(errno ? errno : EIO);
+			c->joined = true;
+			return 0;
+		}
+	/* and the jail does not inherit them (this fd table is the helper's
+	 * own copy; warden closes its own) */
+	for (size_t i = 0; i < c->n_join; i++)
+		(void)syscall(SYS_close, c->join[i]);
+	/* every id the slot's, no groups, checked back: from here the
+	 * process holds no capability on the host (no keepcaps) */
+	if (syscall(SYS_setgroups, 0, NULL) < 0 ||
+	    syscall(SYS_setresgid, c->gid, c->gid, c->gid) < 0 ||
+	    syscall(SYS_setresuid, c->uid, c->uid, c->uid) < 0 ||
+	    syscall(SYS_getresuid, &ru, &eu, &su) < 0 || syscall(SYS_getresgid, &rg, &eg, &sg) < 0 ||
+	    ru != c->uid || eu != c->uid || su != c->uid ||
+	    rg != c->gid || eg != c->gid || sg != c->gid ||
+	    syscall(SYS_getgroups, 0, NULL) != 0) {
+		c->pid = -(errno ? errno : EPERM);
+		return 0;
+	}
+	/* the jail's parent is the supervisor; clone3 wants no exit signal
+	 * with CLONE_PARENT and gives the jail the helper's: SIGCHLD (below),
+	 * so that waitid() without __WALL reaps it (jailrun.c, session.c) */
+	ca.flags |= CLONE_PARENT;
+	ca.exit_signal = 0;
+	pid = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid == 0) {
+		c->entry(c->arg);       /* the jail: never returns */
+		_exit(127);
+	}
+	c->pid = pid < 0 ? -errno : pid;
+	return 0;
+}
+
+long jail_clone_as(const struct clone_args *ca, uid_t uid, gid_t gid, const int *join, size_t n_join,
+                   void (*entry)(void *), void *arg, int *pidfd, struct werr *err)
+{
+	/* reused: the helper has exited when we return, and jails are only
+	 * started from warden's one thread */
+	static char *stack;
+	struct clone_as c = { .ca = ca, .uid = uid, .gid = gid, .join = join, .n_join = n_join,
+	                      .entry = entry, .arg = arg, .pid = -EPERM };
+	sigset_t all, old;
 	pid_t helper;
-	ssize_t n;
+	int e;
 
 	*pidfd = -1;
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return werr_set(err, errno, "pipe");
-	helper = fork();
-	if (helper < 0) {
-		int e = errno;
-		close(p[0]);
-		close(p[1]);
-		return werr_set(err, e, "fork");
-	}
-	if (helper == 0) {
-		uid_t ru, eu, su;
-		gid_t rg, eg, sg;
-		long pid;
-
-		close(p[0]);
-		if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
-		    setresuid(uid, uid, uid) < 0 ||
-		    getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0 ||
-		    ru != uid || eu != uid || su != uid || rg != gid || eg != gid || sg != gid ||
-		    getgroups(0, NULL) != 0) {
-			msg = -(errno ? errno : EPERM);
-			(void)!write(p[1], &msg, sizeof(msg));
-			_exit(1);
+	if (!stack) {
+		/* a guard page below: an overflow faults instead of writing
+		 * into whatever is mapped there */
+		char *s = mmap(NULL, HELPER_STACK, PROT_READ | PROT_WRITE,
+		               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+		if (s == MAP_FAILED)
+			return werr_set(err, errno, "mapping the stack of the helper that creates the jail");
+		if (mprotect(s, 4096, PROT_NONE) < 0) {
+			e = errno;
+			munmap(s, HELPER_STACK);
+			return werr_set(err, e, "mapping the stack of the helper that creates the jail");
 		}
-		/* the jail's parent is the supervisor; clone3 wants no exit
-		 * signal with CLONE_PARENT and takes the helper's (SIGCHLD) */
-		ca->flags |= CLONE_PARENT;
-		ca->exit_signal = 0;
-		pid = syscall(SYS_clone3, ca, sizeof(*ca));
-		if (pid == 0) {
-			close(p[1]);
-			return 0;       /* the jail */
-		}
-		msg = pid < 0 ? -errno : (int32_t)pid;
-		(void)!write(p[1], &msg, sizeof(msg));
-		_exit(0);
+		stack = s;
 	}
-	close(p[1]);
-	do
-		n = read(p[0], &msg, sizeof(msg));
-	while (n < 0 && errno == EINTR);
-	close(p[0]);
+	/* No handler of warden's may run in the helper (on its stack, in
+	 * warden's memory): it starts with every signal blocked.  The jail
+	 * inherits that mask and resets it first thing (jail_child). */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	helper = clone(clone_as_helper, stack + HELPER_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
+	e = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (helper < 0)
+		return werr_set(err, e, "starting the helper that creates the jail (clone)");
+	/* CLONE_VFORK: it has left warden's memory */
 	while (waitpid(helper, NULL, 0) < 0 && errno == EINTR)
 		;
-	if (n != sizeof(msg))
-		return werr_set(err, 0, "the helper that creates the jail died");
-	if (msg < 0) {
-		errno = -msg;
-		return werr_set(err, -msg, "creating the jail as uid %u", (unsigned)uid);
+	if (c.pid < 0) {
+		errno = (int)-c.pid;
+		if (c.joined)
+			return werr_set(err, (int)-c.pid, "joining the jail's cgroups (writing 0 to "
+			                "their tasks files) before creating it");
+		if (c.pid == -EAGAIN && n_join > 0)
+			return werr_set(err, EAGAIN, "creating the jail as uid %u (in its cgroups: a "
+			                "pids limit below 2 leaves no room for init and the program)",
+			                (unsigned)uid);
+		return werr_set(err, (int)-c.pid, "creating the jail as uid %u", (unsigned)uid);
 	}
 	/* the jail is our child (CLONE_PARENT) and not reaped: its pid cannot
 	 * have been reused */
-	*pidfd = (int)syscall(SYS_pidfd_open, (pid_t)msg, 0);
+	*pidfd = (int)syscall(SYS_pidfd_open, (pid_t)c.pid, 0);
 	if (*pidfd < 0) {
-		int e = errno;
-		kill((pid_t)msg, SIGKILL);
-		waitpid((pid_t)msg, NULL, __WALL);
+		e = errno;
+		kill((pid_t)c.pid, SIGKILL);
+		waitpid((pid_t)c.pid, NULL, __WALL);
 		return werr_set(err, e, "pidfd_open");
 	}
-	return msg;
+	return c.pid;
 }

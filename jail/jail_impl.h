@@ -19,10 +19,15 @@ void jail_plan_free(struct wplan *plan);
 
 /* jail/idmap.c: as root, take a host uid slot and idmap the workspace and
  * the read-write binds to it (tree_fd); then clone3 from a helper holding
- * only the slot's ids.  jail_clone_as returns like fork (pid / 0 / -1). */
+ * only the slot's ids.  The helper first joins the cgroups whose v1 "tasks"
+ * files are in join (wcg_join_fds), so the jail is born in them.
+ * jail_clone_as returns the jail's pid (-1 and err on failure) in the
+ * caller; the jail runs entry(arg), which must not return, on a stack of
+ * its own (it cannot return into the caller's frames). */
 struct clone_args;
 int jail_idmap_prepare(struct wplan *plan, const struct jail_spec *spec, struct werr *err);
-long jail_clone_as(struct clone_args *ca, uid_t uid, gid_t gid, int *pidfd, struct werr *err);
+long jail_clone_as(const struct clone_args *ca, uid_t uid, gid_t gid, const int *join, size_t n_join,
+                   void (*entry)(void *), void *arg, int *pidfd, struct werr *err);
 
 /* jail/mounts.c: steps 3-4, build the tmpfs root, pivot_root, detach the
  * host.  On return the cwd is the workspace. */

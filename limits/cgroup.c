@@ -268,6 +268,38 @@ int wcg_attach(struct wcg *cg, pid_t pid, struct werr *err)
 	return 0;
 }
 
+int wcg_join_fds(const struct wcg *cg, int *fds, size_t max, struct werr *err)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; cg && i < cg->n; i++) {
+		const struct wcg_dir *d = &cg->dir[i];
+
+		if (d->be->version != 1)
+			continue;
+		if (n == max ||
+		    (fds[n] = openat(d->fd, "tasks", O_WRONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+			int e = n == max ? EMFILE : errno;
+			while (n > 0)
+				close(fds[--n]);
+			return werr_set(err, e, "opening %s/tasks", d->path);
+		}
+		n++;
+	}
+	return (int)n;
+}
+
+int wcg_attach_v2(struct wcg *cg, pid_t pid, struct werr *err)
+{
+	for (size_t i = 0; cg && i < cg->n; i++) {
+		const struct wcg_dir *d = &cg->dir[i];
+
+		if (d->be->version != 1 && wcg_attach_one(d->fd, pid) < 0)
+			return werr_set(err, errno, "moving pid %d into cgroup %s", (int)pid, d->path);
+	}
+	return 0;
+}
+
 void wcg_stats(struct wcg *cg, struct wcg_stats *st)
 {
 	memset(st, 0, sizeof(*st));

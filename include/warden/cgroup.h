@@ -68,6 +68,16 @@ int wcg_attach(struct wcg *cg, pid_t pid, struct werr *err);
 size_t wcg_attach_fds(const struct wcg *cg, int *fds, size_t max);
 int wcg_attach_one(int dirfd, pid_t pid);
 
+/* Joining instead of being moved, on cgroup v1: the "tasks" file of each
+ * v1 group, opened for writing (at most max; the caller closes them).  A
+ * process that writes "0" there moves itself, which the kernel does
+ * without the global lock (and its RCU grace period, often 5-20 ms) that
+ * moving another pid takes; its children are then born in the group.
+ * Returns the count, or -1 with err.  wcg_attach_v2 then moves pid into
+ * the groups that are not v1 (none on a v1-only host). */
+int wcg_join_fds(const struct wcg *cg, int *fds, size_t max, struct werr *err);
+int wcg_attach_v2(struct wcg *cg, pid_t pid, struct werr *err);
+
 /* Read counters; fields not available are left 0 with have_* false. */
 void wcg_stats(struct wcg *cg, struct wcg_stats *st);
 

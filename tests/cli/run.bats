@@ -312,6 +312,39 @@ while True:
 	[[ "$output" == *"fork"* || "$output" == *"Resource temporarily unavailable"* || "$output" == *"pids"* ]]
 }
 
+@test "run: the jail's init and program are in every group of the run, and warden is in none" {
+	"$WARDEN" run --quiet --no-stdin --workspace "$WS" --timeout 60s -- \
+		/bin/sh -c 'echo $$ > in.ready; exec sleep 60' &
+	local wpid=$! init="" prog="" groups="" d n=0
+	for _ in $(seq 600); do [ -s "$WS/in.ready" ] && break; sleep 0.05; done
+	[ -s "$WS/in.ready" ] || { kill "$wpid"; echo "the program never started"; false; }
+	# from the host: init is warden's child in a pid namespace of its own,
+	# the program is init's child
+	for p in $(pgrep -P "$wpid"); do
+		[ "$(awk '/^NSpid:/ {print NF}' "/proc/$p/status")" -ge 3 ] && init=$p
+	done
+	prog=$(pgrep -P "$init")
+	echo "warden $wpid, init $init, program $prog"
+	[ -n "$init" ] && [ -n "$prog" ]
+	groups=$(find /sys/fs/cgroup -maxdepth 6 -type d -name "warden-$wpid-*" 2>/dev/null)
+	echo "groups: $groups"
+	if ! is_root && [ -z "$groups" ]; then
+		# no writable cgroup: the jail stays in the caller's groups
+		[ "$(cat "/proc/$init/cgroup")" = "$(cat "/proc/$wpid/cgroup")" ]
+		kill "$wpid"; wait "$wpid" || true
+		return 0
+	fi
+	[ -n "$groups" ]
+	for d in $groups; do
+		grep -qx "$init" "$d/cgroup.procs" || { echo "init not in $d"; kill "$wpid"; false; }
+		grep -qx "$prog" "$d/cgroup.procs" || { echo "program not in $d"; kill "$wpid"; false; }
+		if grep -qx "$wpid" "$d/cgroup.procs"; then echo "warden in $d"; kill "$wpid"; false; fi
+		n=$((n + 1))
+	done
+	echo "$n groups"
+	kill "$wpid"; wait "$wpid" || true
+}
+
 @test "run: --cpus reaches the kernel as a quota that throttles, or warden says it cannot" {
 	wrun --cpus 0.2 --timeout 300ms --json "$WS.json" -- /bin/sh -c 'while :; do :; done'
 	[ "$status" -eq 124 ]

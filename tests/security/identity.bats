@@ -129,6 +129,53 @@ status_ids() {
 	[ "${ga%% *}" != "${gb%% *}" ]
 }
 
+@test "identity: the jail's user namespace is a child of the host's, owned by the jail's host uid, and its init never had another" {
+	start_hold own
+	local prog init
+	prog=$(host_pid_of ./idprobe hold own.ready)
+	init=$(awk '/^PPid:/ {print $2}' "/proc/$prog/status")
+	echo "program $prog, init $init"
+	# init is pid 1 of the jail; as root it is seen to share the program's
+	# user namespace (an ordinary caller may not read a non-dumpable
+	# process's namespace links: the program's serve for both)
+	[ "$(awk '/^NSpid:/ {print $NF}' "/proc/$init/status")" = 1 ]
+	if is_root; then
+		[ "$(readlink "/proc/$init/ns/user")" = "$(readlink "/proc/$prog/ns/user")" ]
+	fi
+	# From the host: the owner that the kernel recorded when the namespace
+	# was made (the euid of the process that called clone3), its parent
+	# namespace, and init's ids now (it never changes them: uid 0 inside).
+	run python3 -c 'import fcntl, os, struct, sys
+fd = os.open("/proc/%s/ns/user" % sys.argv[1], os.O_RDONLY)
+owner = struct.unpack("I", fcntl.ioctl(fd, 0xb704, b"\0" * 4))[0]   # NS_GET_OWNER_UID
+parent = fcntl.ioctl(fd, 0xb702)                                    # NS_GET_PARENT
+host = os.stat("/proc/self/ns/user")
+p = os.fstat(parent)
+print(owner, "parent-is-host" if (p.st_dev, p.st_ino) == (host.st_dev, host.st_ino) else "parent-is-other")' "$prog"
+	echo "owner, parent: $output"
+	[ "$status" -eq 0 ]
+	local owner=${output%% *} where=${output#* }
+	[ "$where" = parent-is-host ]
+	local ids uids gids groups
+	ids=$(status_ids "$init")
+	echo "init's host ids: $ids"
+	uids=${ids%%|*}; gids=${ids#*|}; groups=${gids#*|}; gids=${gids%%|*}
+	if is_root; then
+		# the slot's uid, never 0: the process that made the namespace
+		# had already dropped to it, and so did every id init was born with
+		[ "$owner" -ne 0 ]
+		[ "$uids" = "$owner $owner $owner $owner" ]
+		local g=${gids%% *}
+		[ "$g" -ne 0 ]
+		[ "$gids" = "$g $g $g $g" ]
+		[ -z "${groups// /}" ]
+	else
+		[ "$owner" = "$(me)" ]
+		[ "$uids" = "$(me) $(me) $(me) $(me)" ]
+	fi
+	touch "$WS/own.ready.go"
+}
+
 @test "identity: as root, a jail that exhausts a per-user quota (inotify instances) leaves other jails and root unaffected" {
 	cp "$WARDEN_PROBES/idprobe" "$WS/"
 	"$WARDEN" run --quiet --timeout 60s --workspace "$WS" -- ./idprobe inotify hog.count &
