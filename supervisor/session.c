@@ -49,12 +49,16 @@
 #define SWEEP_MAX_MS 30000
 /* The pool's tick (idle jails' expiry, and the refills below). */
 #define POOL_TICK_MS 250
-/* A session that took a jail (from the pool or not) tops the pool up once
- * its first block has ended -- a jail's start is 2.5 ms on the loop and
- * 25 ms of CPU that would otherwise land between OPENED and that block's
- * RESULT -- or, when it sends no block, once it stayed idle this long
- * (a person typing in chat).  docs/design.md, "The warm pool". */
+/* A session that took a jail (from the pool or not) tops the pool up at a
+ * tick at least REFILL_IDLE_MS later that finds it between blocks -- never
+ * while its first block runs, nor right behind its RESULT: a jail's start
+ * is 2.5 ms on the loop and 25 ms of CPU, which would otherwise land
+ * between OPENED and that block's RESULT, or on a block sent right after
+ * it.  A session whose blocks keep the ticks from finding it idle tops the
+ * pool up at the end of a block once REFILL_OVERDUE_MS more have passed;
+ * one that closes first, at its close.  docs/design.md, "The warm pool". */
 #define REFILL_IDLE_MS 250
+#define REFILL_OVERDUE_MS 1000
 
 static int sess_want(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
                      struct werr *err);
@@ -62,7 +66,8 @@ static void start_failed(struct sv *sv, struct sv_jail *j, const struct werr *e)
 static void fail_block(struct sv *sv, struct sv_sess *s, uint32_t block, const char *why);
 static int jail_started(struct sv *sv, struct sv_jail *j, struct werr *err);
 
-/* s's deferred pool refills are due (REFILL_IDLE_MS): sess_idle runs them. */
+/* s's deferred pool refills are due (REFILL_IDLE_MS): sess_idle runs them
+ * when the loop is next idle. */
 static void refill_now(struct sv *sv, struct sv_sess *s)
 {
 	if (s->refill_later) {
@@ -411,7 +416,8 @@ static void finish_block(struct sv *sv, struct sv_jail *j, bool exited, const si
 	json_object *rec, *dj;
 	bool lost = exited || s->oneshot;
 
-	refill_now(sv, s);   /* its first block ended: the pool may fill */
+	if (s->refill_later && sv_now_ms() >= s->refill_at_ms + REFILL_OVERDUE_MS)
+		refill_now(sv, s);   /* the ticks never found it idle */
 	drain(sv, j);
 	if (j->tail)
 		flush_tail(sv, j);
@@ -1165,7 +1171,7 @@ static int sess_want(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 	}
 	if (sv->pool_size) {
 		/* the pool is topped up behind it, but not before the block
-		 * this jail was taken for has ended (REFILL_IDLE_MS) */
+		 * this jail was taken for has ended (REFILL_IDLE_MS, on_pool_tick) */
 		s->refill_later |= 1u << (lang - wlangs);
 		s->refill_at_ms = sv_now_ms() + REFILL_IDLE_MS;
 		if (!sv->pool)   /* else it ticks already */
