@@ -1169,7 +1169,12 @@ static int sess_want(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 		jail_destroy(sv, j);
 		return -1;
 	}
-	if (sv->pool_size) {
+	if (sv->pool_size && s->oneshot) {
+		/* a jail per block: the pool is topped up at once, so the next
+		 * block's jail is ready when this one's ends */
+		s->refill |= 1u << (lang - wlangs);
+		sv->idle_work = true;
+	} else if (sv->pool_size) {
 		/* the pool is topped up behind it, but not before the block
 		 * this jail was taken for has ended (REFILL_IDLE_MS, on_pool_tick) */
 		s->refill_later |= 1u << (lang - wlangs);
