@@ -1221,7 +1221,6 @@ static void on_pool_tick(struct wloop *l, struct wsrc *src, uint32_t events)
 	struct sv *sv = sv_of(l);
 	uint64_t ticks, now = sv_now_ms();
 	struct sv_jail *j = sv->pool, *next;
-
 	bool later = false;
 
 	(void)!read(src->fd, &ticks, sizeof(ticks));
@@ -1230,8 +1229,8 @@ static void on_pool_tick(struct wloop *l, struct wsrc *src, uint32_t events)
 		if (now >= j->pool_until_ms)
 			jail_destroy(sv, j);   /* idle: emptied */
 	}
-	/* a session that took a jail and sent no block since: its refill is
-	 * due; one whose block runs waits for that block's end */
+	/* a session that took a jail REFILL_IDLE_MS ago or more and is
+	 * between blocks: its refill is due; one whose block runs waits */
 	for (struct sv_sess *s = sv->sessions; s; s = s->next) {
 		if (s->refill_later && !s->busy && now >= s->refill_at_ms)
 			refill_now(sv, s);

@@ -100,9 +100,10 @@ struct sv_sess {
 	uint32_t want;                  /* by language bit: its jail to start when
 	                                 * the loop is idle (sess_idle) */
 	uint32_t refill;                /* by language bit: the pool to top up */
-	uint32_t refill_later;          /* by language bit: the pool to top up once
-	                                 * the first block after taking a jail
-	                                 * ended, or at refill_at_ms if none runs */
+	uint32_t refill_later;          /* by language bit: the pool to top up at a
+	                                 * pool tick past refill_at_ms that finds
+	                                 * the session between blocks (session.c,
+	                                 * REFILL_IDLE_MS), or at its close */
 	uint64_t refill_at_ms;
 	uint64_t blocks;
 	struct wnotify_budget budget;   /* denied records, shared by its jails */
