@@ -605,3 +605,24 @@ void wcg_probe(struct wcg_probe *pr)
 			pr->v2_controllers[strcspn(pr->v2_controllers, "\n")] = '\0';
 	}
 }
+
+/* The session server's pool (supervisor/session.c): a jail warming up there
+ * runs at the least CPU weight the kernel takes, so its driver's start-up
+ * yields to every session's blocks; the session that takes it gets the
+ * kernel's default back, which is what a cold jail's fresh group has (no
+ * policy sets a weight).  Only groups with the cpu controller have one: v1
+ * cpu.shares (2 / 1024), v2 cpu.weight (1 / 100).  The files are opened
+ * under our own group's fd, as every limit is. */
+int wcg_set_cpu_low(struct wcg *cg, bool low)
+{
+	for (size_t i = 0; cg && i < cg->n; i++) {
+		const struct wcg_dir *d = &cg->dir[i];
+
+		if (!(d->ctls & CG_CPU) || d->fd < 0)
+			continue;
+		if (d->be->version == 2 ? cg_write(d->fd, "cpu.weight", low ? "1" : "100")
+		                        : cg_write(d->fd, "cpu.shares", low ? "2" : "1024"))
+			return -1;
+	}
+	return 0;
+}

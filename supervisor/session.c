@@ -47,12 +47,35 @@
  * only stops a jail whose init no longer answers from holding a block open
  * for ever, so it is generous; a block's own wall time still applies. */
 #define SWEEP_MAX_MS 30000
+/* The pool's tick (idle jails' expiry, and the refills below). */
+#define POOL_TICK_MS 250
+/* A session that took a jail (from the pool or not) tops the pool up at a
+ * tick at least REFILL_IDLE_MS later that finds it between blocks -- never
+ * while its first block runs, nor right behind its RESULT: a jail's start
+ * is 2.5 ms on the loop and 25 ms of CPU, which would otherwise land
+ * between OPENED and that block's RESULT, or on a block sent right after
+ * it.  A session whose blocks keep the ticks from finding it idle tops the
+ * pool up at the end of a block once REFILL_OVERDUE_MS more have passed;
+ * one that closes first, at its close.  docs/design.md, "The warm pool". */
+#define REFILL_IDLE_MS 250
+#define REFILL_OVERDUE_MS 1000
 
 static int sess_want(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
                      struct werr *err);
 static void start_failed(struct sv *sv, struct sv_jail *j, const struct werr *e);
 static void fail_block(struct sv *sv, struct sv_sess *s, uint32_t block, const char *why);
 static int jail_started(struct sv *sv, struct sv_jail *j, struct werr *err);
+
+/* s's deferred pool refills are due (REFILL_IDLE_MS): sess_idle runs them
+ * when the loop is next idle. */
+static void refill_now(struct sv *sv, struct sv_sess *s)
+{
+	if (s->refill_later) {
+		s->refill |= s->refill_later;
+		s->refill_later = 0;
+		sv->idle_work = true;
+	}
+}
 
 struct sv_sess *sess_find(struct sv *sv, uint32_t id)
 {
@@ -393,6 +416,8 @@ static void finish_block(struct sv *sv, struct sv_jail *j, bool exited, const si
 	json_object *rec, *dj;
 	bool lost = exited || s->oneshot;
 
+	if (s->refill_later && sv_now_ms() >= s->refill_at_ms + REFILL_OVERDUE_MS)
+		refill_now(sv, s);   /* the ticks never found it idle */
 	drain(sv, j);
 	if (j->tail)
 		flush_tail(sv, j);
@@ -826,7 +851,7 @@ static void on_tick(struct wloop *l, struct wsrc *src, uint32_t events)
 /* The parent's share of a jail's start, for the session tmpl (its
  * profile, workspace, hides, environment); the jail is not yet anybody's. */
 static struct sv_jail *jail_spawn(struct sv *sv, const struct sv_sess *tmpl,
-                                  const struct wlang *lang, struct werr *err)
+                                  const struct wlang *lang, bool pool, struct werr *err)
 {
 	struct sv_jail *j = xcalloc(1, sizeof(*j));
 	int ctl[2] = { -1, -1 }, out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 };
@@ -851,6 +876,13 @@ static struct sv_jail *jail_spawn(struct sv *sv, const struct sv_sess *tmpl,
 	wtiming(NULL);   /* WARDEN_TIMING: this jail's phases from here */
 	if (jr_prepare(&j->jr, cgname, false, &spec, err) < 0)
 		goto out;
+	/* For the pool: the least CPU weight before anything runs in the
+	 * group, so its driver's start-up yields to the sessions' blocks;
+	 * sess_want gives the default back (what a cold group has) before a
+	 * session gets it.  No cpu group (no cpus limit, or the rlimit
+	 * fallback): nothing to lower, and nothing to give back. */
+	if (pool && wcg_set_cpu_low(j->jr.cg, true) == 0)
+		j->cpu_low = true;
 	/* The control socket: the driver's end becomes fd 4 in the jail. */
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ctl) < 0 ||
 	    pipe2(out_p, O_CLOEXEC) < 0 || pipe2(err_p, O_CLOEXEC) < 0) {
@@ -1066,7 +1098,7 @@ static bool pool_fill_one(struct sv *sv, const struct sv_sess *s, const struct w
 	if (have >= sv->pool_size || sv->n_sessions + sv->n_pool >= sv->max_sessions)
 		return false;
 	sum = hide_sum(s);   /* before it starts: see hide_sum */
-	j = jail_spawn(sv, s, lang, &e);
+	j = jail_spawn(sv, s, lang, true, &e);
 	if (!j)
 		return false;   /* the session's own start will say why */
 	j->pool_ws = xstrdup(s->ws);
@@ -1078,7 +1110,7 @@ static bool pool_fill_one(struct sv *sv, const struct sv_sess *s, const struct w
 	j->pool_next = sv->pool;
 	sv->pool = j;
 	sv->n_pool++;
-	wloop_timer_set(&sv->pool_tick, 1000, 1000);
+	wloop_timer_set(&sv->pool_tick, POOL_TICK_MS, POOL_TICK_MS);
 	return true;
 }
 
@@ -1108,12 +1140,15 @@ static int sess_want(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 			sum = hide_sum(s);
 			sum_taken = true;
 		}
-		if (c->hide_sum != sum) {
-			/* its hides are stale: it goes (unlinked, so *pp is the
-			 * next one now), and a fresh one is started */
+		if (c->hide_sum != sum ||
+		    (c->cpu_low && wcg_set_cpu_low(c->jr.cg, false) < 0)) {
+			/* its hides are stale, or it would keep the pool's
+			 * CPU weight: it goes (unlinked, so *pp is the next
+			 * one now), and a fresh one is started */
 			jail_destroy(sv, c);
 			continue;
 		}
+		c->cpu_low = false;   /* a cold jail's limits from here on */
 		j = c;
 		*pp = c->pool_next;   /* out of the pool, for good */
 		c->pool_next = NULL;
@@ -1126,7 +1161,7 @@ static int sess_want(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 		/* room for it: a pooled jail of another key gives way */
 		if (sv->pool && sv->n_sessions + sv->n_pool > sv->max_sessions)
 			jail_destroy(sv, sv->pool);
-		j = jail_spawn(sv, s, lang, err);
+		j = jail_spawn(sv, s, lang, false, err);
 		if (!j)
 			return -1;
 	}
@@ -1134,9 +1169,18 @@ static int sess_want(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 		jail_destroy(sv, j);
 		return -1;
 	}
-	if (sv->pool_size) {   /* the pool is topped up behind it */
+	if (sv->pool_size && s->oneshot) {
+		/* a jail per block: the pool is topped up at once, so the next
+		 * block's jail is ready when this one's ends */
 		s->refill |= 1u << (lang - wlangs);
 		sv->idle_work = true;
+	} else if (sv->pool_size) {
+		/* the pool is topped up behind it, but not before the block
+		 * this jail was taken for has ended (REFILL_IDLE_MS, on_pool_tick) */
+		s->refill_later |= 1u << (lang - wlangs);
+		s->refill_at_ms = sv_now_ms() + REFILL_IDLE_MS;
+		if (!sv->pool)   /* else it ticks already */
+			wloop_timer_set(&sv->pool_tick, POOL_TICK_MS, POOL_TICK_MS);
 	}
 	return 0;
 }
@@ -1177,6 +1221,7 @@ static void on_pool_tick(struct wloop *l, struct wsrc *src, uint32_t events)
 	struct sv *sv = sv_of(l);
 	uint64_t ticks, now = sv_now_ms();
 	struct sv_jail *j = sv->pool, *next;
+	bool later = false;
 
 	(void)!read(src->fd, &ticks, sizeof(ticks));
 	for (; j; j = next) {
@@ -1184,7 +1229,14 @@ static void on_pool_tick(struct wloop *l, struct wsrc *src, uint32_t events)
 		if (now >= j->pool_until_ms)
 			jail_destroy(sv, j);   /* idle: emptied */
 	}
-	if (!sv->pool)
+	/* a session that took a jail REFILL_IDLE_MS ago or more and is
+	 * between blocks: its refill is due; one whose block runs waits */
+	for (struct sv_sess *s = sv->sessions; s; s = s->next) {
+		if (s->refill_later && !s->busy && now >= s->refill_at_ms)
+			refill_now(sv, s);
+		later |= s->refill_later != 0;
+	}
+	if (!sv->pool && !later)
 		wloop_timer_set(&sv->pool_tick, 0, 0);
 }
 
@@ -1398,6 +1450,16 @@ void sess_close(struct sv *sv, struct sv_sess *s, const char *why)
 			break;
 		}
 	sv->n_sessions--;
+	/* a refill still owed (its block was cut short by the close, or the
+	 * loop was not idle since): the pool is topped up from this session's
+	 * profile, workspace, hides and environment while they exist */
+	s->refill |= s->refill_later;
+	while (s->refill) {
+		unsigned i = (unsigned)__builtin_ctz(s->refill);
+
+		s->refill &= ~(1u << i);
+		(void)pool_fill_one(sv, s, &wlangs[i]);
+	}
 	rec = audit_rec(s);
 	json_object_object_add(rec, "blocks", json_object_new_int64((int64_t)s->blocks));
 	json_object_object_add(rec, "why", json_object_new_string(why));
@@ -1410,6 +1472,7 @@ void sess_close(struct sv *sv, struct sv_sess *s, const char *why)
 
 void sess_close_all(struct sv *sv, const char *why)
 {
+	sv->pool_size = 0;   /* the server ends: nothing refills the pool now */
 	while (sv->sessions)
 		sess_close(sv, sv->sessions, why);
 	sess_pool_empty(sv);

@@ -44,6 +44,7 @@ struct sv_jail {
 	bool started;                   /* the driver was exec'ed */
 	bool used;                      /* a block ran (or was sent) in it */
 	bool pooled;                    /* it waited in the pool before its session */
+	bool cpu_low;                   /* warming at the least CPU weight (pool) */
 	/* while in the pool (s == NULL): what it was started for */
 	struct sv_jail *pool_next;
 	char *pool_ws;
@@ -99,6 +100,11 @@ struct sv_sess {
 	uint32_t want;                  /* by language bit: its jail to start when
 	                                 * the loop is idle (sess_idle) */
 	uint32_t refill;                /* by language bit: the pool to top up */
+	uint32_t refill_later;          /* by language bit: the pool to top up at a
+	                                 * pool tick past refill_at_ms that finds
+	                                 * the session between blocks (session.c,
+	                                 * REFILL_IDLE_MS), or at its close */
+	uint64_t refill_at_ms;
 	uint64_t blocks;
 	struct wnotify_budget budget;   /* denied records, shared by its jails */
 };

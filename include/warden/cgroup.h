@@ -115,4 +115,10 @@ struct wcg_probe {
 };
 void wcg_probe(struct wcg_probe *pr);
 
+/* A jail warming up in the session server's pool: the least CPU weight
+ * (low), or the kernel's default, which a cold jail has (!low).  0 when
+ * every group with the cpu controller took it (or there is none), -1 with
+ * errno otherwise.  limits/cgroup.c. */
+int wcg_set_cpu_low(struct wcg *cg, bool low);
+
 #endif

@@ -77,3 +77,21 @@ copy_probes() {
 @test "pool: sixty sessions' jails starting at once all run: warden and its attacher never wait on each other" {
 	pool_client start_burst --max-sessions 100
 }
+
+# pool_py SCENARIO [warden serve options]: tests/cli/pool_client.py
+pool_py() {
+	run env WARDEN="$WARDEN" XDG_CONFIG_HOME="$CFG" \
+		python3 "$WARDEN_TOP/tests/cli/pool_client.py" "$1" --workspace "$WS" \
+		--audit-log "$AUDIT" "${@:2}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ok $1"* ]]
+}
+
+@test "pool: topped up after the taking session's first block, when it idles or closes; never during that block (G185)" {
+	pool_py pool_refill --pool 1
+}
+
+@test "pool: a warming jail runs at the lowest CPU weight; a taken one has exactly a cold jail's limits (G186)" {
+	pool_py pool_weight --pool 1
+}

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""The warm pool's refill and its warming jails' CPU weight (issue 11), for
+tests/cli/pool.bats.
+
+    pool_client.py SCENARIO --workspace WS --audit-log LOG [WARDEN-SERVE-OPTIONS...]
+
+Plays one scenario with serve_client.py's bounded client and exits 0 when
+every check held, 1 with one line saying which did not.  Everything is
+judged from outside: the jails' processes and cgroup files on the host.
+"""
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_client import (Fail, Serve, audit_records, check, jail_inits,  # noqa: E402
+                          ok_result, pooled_open, wait_until)
+
+
+def children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def comm(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def ready_jails(s):
+    """Jails whose Python driver runs: init's child has exec'ed python."""
+    return [i for i in jail_inits(s) if any(comm(c).startswith("python") for c in children(i))]
+
+
+def start_time(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[19])
+
+
+def cgroup_dirs(pid):
+    """{controller: host directory} of pid's cgroups (v1 by controller, v2
+    as "2"), from /proc/PID/cgroup and this process's mountinfo."""
+    mounts = []   # (root, mount point, fstype, super options)
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            a, b = line.split(" - ", 1)
+            a, b = a.split(), b.split()
+            if b[0] in ("cgroup", "cgroup2"):
+                mounts.append((a[3], a[4], b[0], b[2].split(",")))
+    out = {}
+    with open("/proc/%d/cgroup" % pid) as f:
+        for line in f:
+            hid, ctls, path = line.rstrip("\n").split(":", 2)
+            for root, mp, fs, opts in mounts:
+                if (hid == "0") != (fs == "cgroup2"):
+                    continue
+                if hid != "0" and not (set(ctls.split(",")) & set(opts)):
+                    continue
+                if not (path + "/").startswith(root.rstrip("/") + "/"):
+                    continue
+                d = mp + path[len(root.rstrip("/")):]
+                for c in (["2"] if hid == "0" else ctls.split(",")):
+                    out[c] = d
+                break
+    return out
+
+
+LIMIT_FILES = ["cpu.shares", "cpu.cfs_quota_us", "cpu.cfs_period_us", "cpu.weight", "cpu.max",
+               "memory.limit_in_bytes", "memory.memsw.limit_in_bytes", "memory.max",
+               "memory.swap.max", "pids.max"]
+
+
+def limit_files(pid):
+    """{file: value} of every limit file of pid's own groups."""
+    out = {}
+    for c, d in cgroup_dirs(pid).items():
+        for name in LIMIT_FILES:
+            try:
+                with open(os.path.join(d, name)) as f:
+                    out[name] = f.read().strip()
+            except OSError:
+                pass
+    return out
+
+
+def own_groups(pid, sv_pid):
+    """pid's cgroup directories that are not the supervisor's: the jail's own."""
+    sv = cgroup_dirs(sv_pid)
+    return {c: d for c, d in cgroup_dirs(pid).items() if sv.get(c) != d}
+
+
+WAITER = ("import os, time\nprint('waiting', flush=True)\n"
+          "while not os.path.exists(%r):\n    time.sleep(0.01)\nprint('went')\n")
+
+
+def sc_pool_refill(s, args):
+    """The pool is topped up after a session took its jail -- never while
+    that session's first block runs (its start would compete with the
+    block), but once that block ended, or once the session stayed idle, or
+    when it closed with its block -- each time judged by the jails'
+    processes: a Python driver running in one more jail."""
+    ws = args["workspace"]
+    a = s.open()
+    out, err, res, _ = s.run(a, "python", "print(1)")
+    ok_result(res, "a's first block")
+    wait_until(lambda: len(ready_jails(s)) == 2, "a ready jail waits in the pool (a's + 1)")
+
+    b = pooled_open(s, args)
+    rid = s.start(b, "python", WAITER % os.path.join(ws, "go-b"))
+    s.wait(lambda e: e.get("id") == rid and e.get("stream") == "stdout" and
+           str(e.get("content")).startswith("waiting"), what="b's block runs")
+    # Nothing may start while b's first block runs: two jails stay (a's and
+    # b's), however long we look.  A negative check needs a wait; 2 s is
+    # well past the idle delay after which an idle session's refill starts.
+    time.sleep(2)
+    check(len(jail_inits(s)) == 2,
+          "a jail started during b's first block: %d jails" % len(jail_inits(s)))
+    open(os.path.join(ws, "go-b"), "w").close()
+    out, err, res, _ = s.collect(rid)
+    ok_result(res, "b's block")
+    check(out.endswith("went\n"), "b: %r" % out)   # "waiting" was taken above
+    wait_until(lambda: len(ready_jails(s)) == 3, "the pool is topped up after b's block")
+
+    c = pooled_open(s, args)   # and sends nothing
+    wait_until(lambda: len(ready_jails(s)) == 4, "the pool is topped up while c stays idle")
+
+    d = pooled_open(s, args)
+    rr = s.start(d, "python", "print(1)")
+    rc = s.send({"op": "close", "session": d})
+    s.wait_id(rc, "closed")
+    s.wait(lambda e: e.get("id") == rr and e.get("event") in ("result", "error"),
+           what="d's block's answer")
+    wait_until(lambda: len(ready_jails(s)) == 4, "the pool is topped up after d closed")
+    for x in (a, b, c):
+        out, err, res, _ = s.run(x, "python", "print('still')")
+        ok_result(res, "a later block")
+
+
+def sc_pool_weight(s, args):
+    """A jail warming up in the pool runs at the lowest CPU weight (where the
+    jail has a cpu group of its own); the session that takes it gets exactly
+    the limits a cold jail has: every limit file of its groups, read on the
+    host, equals a cold jail's."""
+    a = s.open()
+    out, err, res, _ = s.run(a, "python", "print(1)")
+    ok_result(res, "a's first block (a cold jail: the pool was empty)")
+    wait_until(lambda: len(ready_jails(s)) == 2, "a ready jail waits in the pool")
+    inits = sorted(jail_inits(s), key=start_time)
+    cold, pooled = inits[0], inits[1]
+    cold_files = limit_files(cold)
+    own = own_groups(pooled, s.proc.pid)
+    if "cpu" in own or "2" in own:
+        w = limit_files(pooled)
+        check(w.get("cpu.shares", "2") == "2" and w.get("cpu.weight", "1") == "1",
+              "a pooled jail warms up at the cold jail's CPU weight: %s" % w)
+        check(cold_files.get("cpu.shares", "1024") == "1024" and
+              cold_files.get("cpu.weight", "100") == "100",
+              "the cold jail is not at the kernel's default weight: %s" % cold_files)
+    b = pooled_open(s, args)
+    rec = audit_records(args, "jail")[-1]
+    check(rec.get("pid") == pooled, "b took jail %s, not the pooled %d" % (rec.get("pid"), pooled))
+    got = limit_files(pooled)
+    check(got == cold_files, "a claimed pooled jail's limits differ from a cold one's:\n"
+          "pooled %s\ncold   %s" % (got, cold_files))
+    check(own_groups(pooled, s.proc.pid).keys() == own_groups(cold, s.proc.pid).keys(),
+          "the pooled jail's groups are not a cold one's: %s vs %s" %
+          (own_groups(pooled, s.proc.pid), own_groups(cold, s.proc.pid)))
+    out, err, res, _ = s.run(b, "python", "print(2)")
+    ok_result(res, "b's block")
+    for c in children(pooled):   # the driver is in the jail's groups too
+        check(limit_files(c) == cold_files, "b's driver's limits differ: %s" % limit_files(c))
+
+
+def main():
+    scen = {n[3:]: f for n, f in globals().items() if n.startswith("sc_")}
+    if len(sys.argv) < 2 or sys.argv[1] not in scen:
+        print("usage: pool_client.py {%s} --workspace WS --audit-log LOG [options]" %
+              ",".join(sorted(scen)), file=sys.stderr)
+        return 2
+    name, wargs = sys.argv[1], sys.argv[2:]
+    args = {"workspace": wargs[wargs.index("--workspace") + 1],
+            "audit": wargs[wargs.index("--audit-log") + 1]}
+    s = Serve(wargs)
+    try:
+        scen[name](s, args)
+        s.finish(0)
+    except Fail as e:
+        print("FAIL %s: %s" % (name, e), file=sys.stderr)
+        return 1
+    finally:
+        s.kill()
+    print("ok %s (%d events)" % (name, len(s.events)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
