@@ -555,6 +555,7 @@ int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 	out->sync_fd = sp[0];
 	fcntl(out->sync_fd, F_SETFL, O_NONBLOCK);
 	out->slot_fd = steal_fd(&plan.slot_fd);   /* released only once reaped */
+	out->cg_joined = joined;
 	jail_plan_free(&plan);
 	return 0;
 fail:

@@ -237,12 +237,13 @@ int wcg_clone_fd(const struct wcg *cg)
 	return -1;
 }
 
-size_t wcg_attach_fds(const struct wcg *cg, int *fds, size_t max)
+size_t wcg_attach_fds(const struct wcg *cg, int *fds, size_t max, bool v2_only)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; cg && i < cg->n && n < max; i++)
-		fds[n++] = cg->dir[i].fd;
+		if (!v2_only || cg->dir[i].be->version != 1)
+			fds[n++] = cg->dir[i].fd;
 	return n;
 }
 

@@ -909,13 +909,17 @@ static struct sv_jail *jail_spawn(struct sv *sv, const struct sv_sess *tmpl,
 	sv->n_starting++;
 	if (spec.defer_go) {
 		int fds[SV_ATTACH_FDS_MAX];
-		size_t n = wcg_attach_fds(j->jr.cg, fds, ARRAY_SIZE(fds));
-
+		/* as root the jail was born in its v1 groups (jail_clone_as):
+		 * only v2 ones, if any, are left for the attacher */
+		size_t n = wcg_attach_fds(j->jr.cg, fds, ARRAY_SIZE(fds), j->jr.jl.cg_joined);
 		size_t inflight = 0;
 
 		for (struct sv_jail *q = sv->attaching; q; q = q->attach_next)
 			inflight++;
-		if (inflight < SV_ATTACH_INFLIGHT &&
+		if (n == 0) {
+			if (jail_go(&j->jr.jl, err) < 0)
+				goto out;
+		} else if (inflight < SV_ATTACH_INFLIGHT &&
 		    sv_attacher_ask(&sv->attacher, ++sv->attach_tag, j->jr.jl.pid, fds, n) == 0) {
 			struct sv_jail **pp = &sv->attaching;
 
@@ -924,7 +928,9 @@ static struct sv_jail *jail_spawn(struct sv *sv, const struct sv_sess *tmpl,
 			while (*pp)
 				pp = &(*pp)->attach_next;
 			*pp = j;   /* answers come in the order asked */
-		} else if (wcg_attach(j->jr.cg, j->jr.jl.pid, err) < 0 || jail_go(&j->jr.jl, err) < 0) {
+		} else if ((j->jr.jl.cg_joined ? wcg_attach_v2(j->jr.cg, j->jr.jl.pid, err)
+		                               : wcg_attach(j->jr.cg, j->jr.jl.pid, err)) < 0 ||
+		           jail_go(&j->jr.jl, err) < 0) {
 			goto out;   /* the attacher is gone or busy: here, as jail_start would */
 		}
 	}

@@ -65,7 +65,7 @@ int wcg_attach(struct wcg *cg, pid_t pid, struct werr *err);
  * (the session server's attacher, supervisor/attach.c): the directory fds
  * wcg_attach writes to (at most max, owned by cg), and the write itself
  * on one of them. */
-size_t wcg_attach_fds(const struct wcg *cg, int *fds, size_t max);
+size_t wcg_attach_fds(const struct wcg *cg, int *fds, size_t max, bool v2_only);
 int wcg_attach_one(int dirfd, pid_t pid);
 
 /* Joining instead of being moved, on cgroup v1: the "tasks" file of each

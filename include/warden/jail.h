@@ -77,6 +77,10 @@ struct jail {
 	 * gets the same host uid while one of its processes lives.  -1 when
 	 * warden is not root (the jail maps to the caller). */
 	int slot_fd;
+	/* As root: the helper that created the jail joined its v1 groups
+	 * first, so the jail was born there; only v2 groups (if any) are
+	 * left to attach (wcg_attach_fds with v2_only). */
+	bool cg_joined;
 	uid_t host_uid;     /* the jail's ids on the host */
 	gid_t host_gid;
 };
