@@ -82,3 +82,26 @@ wait_for_file() {
 	[ "$status" -eq 124 ]
 	[ -z "$(token_procs "$tok")" ]
 }
+
+@test "cleanup: warden's watchdog holds no pipe of warden's stdio, so a reader's EOF comes when warden exits" {
+	# a harness capturing warden's stderr (subprocess.run(capture_output),
+	# `$(warden run ... 2>&1)`) reads until every writer is gone: the
+	# watchdog, which outlives warden (rmdir, gc), must not be one of them
+	mkfifo "$BATS_TEST_TMPDIR/err"
+	cat "$BATS_TEST_TMPDIR/err" > /dev/null &
+	"$WARDEN" run --workspace "$WS" -- /bin/sh -c 'touch ready; while [ ! -e go ]; do sleep 0.01; done' \
+		2> "$BATS_TEST_TMPDIR/err" < /dev/null > /dev/null &
+	wpid=$!
+	wait_for_file "$WS/ready"
+	pipe=$(readlink "/proc/$wpid/fd/2")
+	[ "$pipe" = "$BATS_TEST_TMPDIR/err" ]
+	kids=$(pgrep -P "$wpid" || true)
+	if [ "$(id -u)" -eq 0 ]; then [ -n "$kids" ]; fi   # as root: the jail's init and the watchdog
+	for k in $kids; do
+		for fd in 0 1 2; do
+			[ "$(readlink "/proc/$k/fd/$fd" 2>/dev/null || true)" != "$pipe" ]
+		done
+	done
+	touch "$WS/go"
+	wait "$wpid"
+}
