@@ -300,7 +300,7 @@ on_tty() {
 	[[ "$output" != *psi:* ]]
 }
 
-@test "security: seen from inside, every mount is as planned: read-only binds and root, nosuid+nodev, /proc masked (G180)" {
+@test "security: seen from inside, every mount is as planned: read-only binds and root, nosuid+nodev, device nodes nosuid+noexec, /proc masked (G180)" {
 	mkdir "$WS/.ssh" "$WS/sub"
 	touch "$WS/.env"
 	wrun --quiet -- /bin/sh -c 'cat /proc/self/mountinfo; echo ---;
@@ -334,6 +334,12 @@ on_tty() {
 	    for opts in all_opts:
 	        if path not in devnodes and not {"nosuid", "nodev"} <= opts:
 	            bad.append(f"{path}: not nosuid,nodev ({sorted(opts)})")
+	        # the device nodes need dev, and nothing else: nosuid, noexec
+	        if path in devnodes and not {"nosuid", "noexec"} <= opts:
+	            bad.append(f"{path}: not nosuid,noexec ({sorted(opts)})")
+	for d in devnodes:
+	    if d not in mounts:
+	        bad.append(f"{d}: not a mount point")
 	for path in ["/", "/usr", "/etc/ssl", "/etc/ld.so.cache", "/etc/localtime", "/dev",
 	             "/proc/sys", "/proc/irq", "/proc/bus", "/proc/fs", ws + "/.ssh", ws + "/.env"]:
 	    if path in ("/etc/ssl", "/etc/localtime") and not os.path.exists(path):
