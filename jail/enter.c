@@ -96,7 +96,13 @@ static int set_rlimit(int res, uint64_t soft, uint64_t hard, const char *what, s
 	struct rlimit rl = { .rlim_cur = soft, .rlim_max = hard };
 	struct rlimit old;
 
-	/* never raise above what warden itself was given */
+	/* Never raise above what warden itself was given.  The kernel refuses
+	 * to raise a hard limit without CAP_SYS_RESOURCE in the initial user
+	 * namespace, which this process (in its own user namespace) never has:
+	 * a set that succeeds raised nothing, so the current limits are read
+	 * only when it fails (EPERM), to lower the request to them. */
+	if (setrlimit(res, &rl) == 0)
+		return 0;
 	if (getrlimit(res, &old) == 0) {
 		if (old.rlim_max != RLIM_INFINITY && rl.rlim_max > old.rlim_max)
 			rl.rlim_max = old.rlim_max;
@@ -201,10 +207,11 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 		werr_set(&e, errno, "setsid");
 		child_fail(sync, SYNC_ERROR, &e);
 	}
-	if (plan->uid == 0 && setgroups(0, NULL) < 0) {
-		werr_set(&e, errno, "clearing supplementary groups");
-		child_fail(sync, SYNC_ERROR, &e);
-	}
+	/* No setgroups here: as root the jail is cloned only by the slot's
+	 * helper (jail_clone_as), which cleared the groups and checked that
+	 * getgroups() is 0 before its clone3, and the jail inherits them;
+	 * unprivileged, warden's own groups stay (mapped to nobody) and
+	 * setgroups is denied in the jail's namespace. */
 	wtiming("setsid");
 	/* 3-4 */
 	if (jail_mounts(spec, plan, &e) < 0)
@@ -479,6 +486,15 @@ int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 		ca.cgroup = (uint64_t)wcg_clone_fd(spec->cg);
 	}
 	wtiming("plan+socket");
+	if (plan.uid == 0 && plan.slot_fd < 0) {
+		/* never: jail_idmap_prepare gives root a slot or fails.  Only the
+		 * slot's helper clears root's groups for the jail (no setgroups
+		 * in jail_child). */
+		close(sp[0]);
+		close(sp[1]);
+		jail_plan_free(&plan);
+		return werr_set(err, EPERM, "as root, a jail needs a host uid slot");
+	}
 	if (plan.slot_fd >= 0) {
 		/* the helper has no right to the cgroup: wcg_attach below puts
 		 * the jail there before it is released */

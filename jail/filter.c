@@ -532,6 +532,13 @@ int wfilter_export(scmp_filter_ctx ctx, struct sock_filter **insns, size_t *len,
 	return 0;
 }
 
+static bool kernel_has_notify(void)
+{
+	struct seccomp_notif_sizes sz;
+
+	return syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) == 0;
+}
+
 const struct wfilter_prog *wfilter_find_prebuilt(const struct wpolicy *p)
 {
 	if (!p || p->allow_extra.n || p->deny_extra.n)
@@ -542,8 +549,10 @@ const struct wfilter_prog *wfilter_find_prebuilt(const struct wpolicy *p)
 			continue;
 		if (p->deny_action == WDENY_ERRNO && w->audit != p->audit)
 			continue;
-		/* API level 5 = the kernel has user notification */
-		if (w->notify && seccomp_api_get() < 5)
+		/* does the kernel have user notification (5.0)?  Asked directly:
+		 * seccomp_api_get() would probe every feature (nine seccomp
+		 * calls) for a program that libseccomp never touches */
+		if (w->notify && !kernel_has_notify())
 			return NULL;
 		return w;
 	}

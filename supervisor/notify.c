@@ -9,12 +9,23 @@
 #include <inttypes.h>
 #include <seccomp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/seccomp.h>
 
 #include "decode.h"
 #include "notify.h"
 #include "warden/util.h"
+
+/* The kernel's sizes of a notification and its answer (at least ours).  Raw
+ * ioctls, not libseccomp's seccomp_notify_*: those first probe the kernel's
+ * API level (nine seccomp calls per process), which a run whose filter was
+ * compiled at build time never needs (jail/filter.c). */
+static size_t req_size, resp_size;
 
 int wnotify_init(struct wnotify *w, int fd, struct waudit *audit, const char *session,
                  struct wnotify_budget *budget, struct werr *err)
@@ -24,7 +35,20 @@ int wnotify_init(struct wnotify *w, int fd, struct waudit *audit, const char *se
 	w->audit = audit;
 	w->session = session;
 	w->budget = budget ? budget : &w->own;
-	if (fd >= 0 && seccomp_notify_alloc(&w->req, &w->resp) < 0)
+	if (fd < 0)
+		return 0;
+	if (!req_size) {
+		struct seccomp_notif_sizes sz;
+
+		if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
+			return werr_set(err, errno, "reading the kernel's seccomp notification sizes");
+		req_size = sz.seccomp_notif > sizeof(*w->req) ? sz.seccomp_notif : sizeof(*w->req);
+		resp_size = sz.seccomp_notif_resp > sizeof(*w->resp) ? sz.seccomp_notif_resp
+		                                                     : sizeof(*w->resp);
+	}
+	w->req = calloc(1, req_size);
+	w->resp = calloc(1, resp_size);
+	if (!w->req || !w->resp)
 		return werr_set(err, ENOMEM, "allocating seccomp notification buffers");
 	return 0;
 }
@@ -114,19 +138,19 @@ int wnotify_handle(struct wnotify *w)
 
 	w->last = NULL;
 	w->last_audited = false;
-	memset(w->req, 0, sizeof(*w->req));
-	if (seccomp_notify_receive(w->fd, w->req) < 0) {
+	memset(w->req, 0, req_size);   /* the kernel wants it zeroed */
+	if (ioctl(w->fd, SECCOMP_IOCTL_NOTIF_RECV, w->req) < 0) {
 		/* ENOENT: the task died before we read it; anything else means
 		 * the listener is gone. */
 		return (errno == ENOENT || errno == EINTR || errno == -ENOENT) ? 0 : -1;
 	}
-	memset(w->resp, 0, sizeof(*w->resp));
+	memset(w->resp, 0, resp_size);
 	w->resp->id = w->req->id;
 	w->resp->error = -EPERM;
 	w->resp->val = 0;
 	w->resp->flags = 0;
 	/* If the task died meanwhile the kernel drops the answer (ENOENT): fine. */
-	(void)seccomp_notify_respond(w->fd, w->resp);
+	(void)ioctl(w->fd, SECCOMP_IOCTL_NOTIF_SEND, w->resp);
 
 	d = lookup(w, w->req->data.arch, w->req->data.nr);
 	d->count++;
@@ -217,7 +241,8 @@ void wnotify_free(struct wnotify *w)
 	if (w->fd >= 0)
 		close(w->fd);
 	w->fd = -1;
-	seccomp_notify_free(w->req, w->resp);
+	free(w->req);
+	free(w->resp);
 	w->req = NULL;
 	w->resp = NULL;
 	free(w->tab);
