@@ -73,6 +73,25 @@ static bool at_or_below(const char *path, const char *base)
 	return !strncmp(path, base, n) && (path[n] == '\0' || path[n] == '/');
 }
 
+/* No "." or empty component: then a path that opens without following a
+ * link is the one realpath() would give. */
+static bool plain_path(const char *p)
+{
+	return !strstr(p, "//") && !strstr(p, "/./") &&
+	       !(strlen(p) >= 2 && !strcmp(p + strlen(p) - 2, "/."));
+}
+
+/* Open path following no link, the last component included (no O_NOFOLLOW,
+ * so a final link is ELOOP, not an fd of the link): -1 on any failure, and
+ * the caller takes the slow path, which reports. */
+static int open_no_links(const char *path)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+	                        .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+
+	return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+}
+
 /* Resolve a bind's source once, here in the parent, and hold it as an fd
  * (docs/design.md, "Building the root").  The child binds the object this
  * fd names, after checking that the path it walks (without following any
@@ -82,7 +101,9 @@ static bool at_or_below(const char *path, const char *base)
  *     path): jailed code may have planted links there, so none is followed;
  *   - any other path (/usr, /etc/ssl, ...): trusted host paths, whose links
  *     (/etc/localtime -> /usr/share/zoneinfo/...) are resolved here, once,
- *     into the canonical path the child walks. */
+ *     into the canonical path the child walks.  A path with no link on the
+ *     way (an openat2 that follows none succeeds) is its own canonical path:
+ *     realpath() and its readlink per component only run for the others. */
 static int plan_source(const struct jail_spec *spec, const struct wplan *plan,
                        struct wmount *m, struct werr *err)
 {
@@ -109,7 +130,13 @@ static int plan_source(const struct jail_spec *spec, const struct wplan *plan,
 			below_writable = true;
 	if (below_writable) {
 		m->src = xstrdup(m->path);
-	} else if (!realpath(m->path, canon)) {
+	} else if (plain_path(m->path) &&
+	           (m->src_fd = open_no_links(m->path)) >= 0) {
+		/* the usual case: no link on the way, so the path is already
+		 * canonical; one openat2, no readlink per component */
+		m->src = xstrdup(m->path);
+		return 0;
+	} else if (m->src_fd = -1, !realpath(m->path, canon)) {
 		if (m->optional && (errno == ENOENT || errno == ENOTDIR))
 			return 0;
 		return werr_set(err, errno, "the policy %s binds %s, but it cannot be used",
