@@ -232,14 +232,28 @@ int read_file_buf(const char *path, size_t max, char **out, size_t *len, struct 
 int read_fd_buf(int fd, const char *name, size_t max, char **out, size_t *len, struct werr *err)
 {
 	_cleanup_free_ char *buf = NULL;
-	size_t used = 0;
+	size_t used = 0, cap;
 
 	*out = NULL;
 	*len = 0;
-	/* one byte more than allowed tells the caller the file is too large */
-	buf = xmalloc(max + 2);
+	/* one byte more than allowed tells the caller the file is too large;
+	 * the buffer grows from 64 KiB, so a large max (mountinfo's 4 MiB)
+	 * costs no mmap/munmap for the usual small file */
+	cap = max + 2 < 64 * 1024 ? max + 2 : 64 * 1024;
+	buf = xmalloc(cap);
 	while (used <= max) {
-		ssize_t n = read(fd, buf + used, max + 1 - used);
+		ssize_t n;
+
+		if (used + 1 >= cap) {
+			char *nb;
+
+			cap = cap > (max + 2) / 2 ? max + 2 : cap * 2;
+			nb = realloc(buf, cap);
+			if (!nb)
+				abort();
+			buf = nb;
+		}
+		n = read(fd, buf + used, (cap - 1 < max + 1 ? cap - 1 : max + 1) - used);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

@@ -27,6 +27,9 @@ const struct cg_backend *cg_backend_of(const struct cg_hier *h)
 	return h->version == 2 ? &cg_backend_v2 : &cg_backend_v1;
 }
 
+/* the controllers warden uses on v2 (cgroup_v2.c) */
+#define V2_CTLS (CG_MEMORY | CG_PIDS | CG_CPU)
+
 /* v1 controllers we use, in the order of own_paths.v1[]. */
 static const struct { const char *name; unsigned bit; } v1_ctls[] = {
 	{ "memory", CG_MEMORY }, { "pids", CG_PIDS }, { "cpu", CG_CPU }, { "cpuacct", CG_CPUACCT },
@@ -194,17 +197,35 @@ void cg_discover_from(const char *mountinfo, const char *self_cgroup)
 	_cleanup_free_ char *mi = xstrdup(mountinfo), *sc = xstrdup(self_cgroup);
 	_cleanup_free_ struct own_paths *o = xmalloc(sizeof(*o));
 	char *line, *save = NULL;
+	unsigned v1_bound = 0;
 
 	cg_reset();
 	cg_S.done = true;
 	parse_own_paths(sc, o);
 	for (line = strtok_r(mi, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		add_mount(line, o);
+	/* A controller is bound to one hierarchy at most: when mountinfo shows
+	 * memory, pids and cpu all on v1 hierarchies (a hybrid host), v2's
+	 * cgroup.controllers cannot list any of them, and is not read. */
+	for (size_t i = 0; i < cg_S.n; i++)
+		if (cg_S.h[i].version == 1)
+			v1_bound |= cg_S.h[i].ctls;
 	/* v2 first: if it has to move warden (cgroup_v2.c), it does so before
 	 * any v1 work; v2 also wins the choice when it offers a controller. */
-	for (size_t i = 0; i < cg_S.n; i++)
-		if (cg_S.h[i].version == 2 && cg_S.h[i].own[0])
-			cg_backend_of(&cg_S.h[i])->setup(&cg_S.h[i]);
+	for (size_t i = 0; i < cg_S.n; i++) {
+		struct cg_hier *h = &cg_S.h[i];
+
+		if (h->version != 2 || !h->own[0])
+			continue;
+		if ((v1_bound & V2_CTLS) == V2_CTLS) {
+			h->ctls = 0;
+			h->parent_fd = -1;
+			cg_msg(h->why, sizeof(h->why), "%s: memory, pids and cpu are on cgroup v1 "
+			       "(/proc/self/mountinfo)", h->own);
+			continue;
+		}
+		cg_backend_of(h)->setup(h);
+	}
 	for (size_t i = 0; i < cg_S.n; i++)
 		if (cg_S.h[i].version == 1 && cg_S.h[i].own[0])
 			cg_backend_of(&cg_S.h[i])->setup(&cg_S.h[i]);

@@ -260,6 +260,27 @@ static void test_discovery_layouts(void **state)
 	assert_non_null(strstr(pr.where[WLIM_PIDS], "no memory, pids or cpu controller"));
 	assert_true(pr.v2_mounted);
 
+	/* A2: hybrid with memory, pids and cpu all on v1: v2 cannot offer
+	 * any of them (a controller is bound to one hierarchy), so its
+	 * cgroup.controllers is not read (this one, impossible on a real
+	 * kernel, would otherwise win) and v1 gives every limit. */
+	mkfile(root, "pids/a/cgroup.procs", "");
+	mkfile(root, "v2/cgroup.controllers", "memory pids cpu\n");
+	mkfile(root, "v2/cgroup.subtree_control", "");
+	snprintf(mi, sizeof(mi),
+	         "30 22 0:27 / %s/my\\040mem rw,relatime - cgroup cgroup rw,memory\n"
+	         "32 22 0:28 / %s/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct\n"
+	         "35 22 0:35 / %s/pids rw,relatime - cgroup cgroup rw,pids\n"
+	         "33 22 0:29 / %s/v2 rw,relatime - cgroup2 cgroup2 rw,nsdelegate\n",
+	         root, root, root, root);
+	cg_discover_from(mi, "4:memory:/a/b\n2:cpu,cpuacct:/a\n5:pids:/a\n0::/\n");
+	assert_probe(WLIM_MEMORY, WMECH_CGROUP_V1, root, "my mem/a/b/warden");
+	assert_probe(WLIM_PIDS, WMECH_CGROUP_V1, root, "pids/a/warden");
+	assert_probe(WLIM_CPUS, WMECH_CGROUP_V1, root, "cpu,cpuacct/a/warden");
+	snprintf(path, sizeof(path), "%s/v2/warden", root);
+	assert_int_equal(stat(path, &sb), -1);   /* v2 left alone */
+	mkfile(root, "v2/cgroup.controllers", "\n");
+
 	/* B: pure v2 seen through a mount of /user.slice; controllers are
 	 * delegated to OWN/warden through both subtree_control files. */
 	mkfile(root, "u/x/cgroup.controllers", "cpuset cpu io memory pids\n");
