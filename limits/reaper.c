@@ -19,6 +19,24 @@ static void reap_pending(void)
 			pending[i] = 0;
 }
 
+/* A watchdog outlives warden: it keeps stderr for its warnings only where
+ * nobody waits for its EOF (a terminal, a file).  A pipe or socket becomes
+ * /dev/null, so whoever captures warden's stderr sees EOF when warden
+ * exits, not after the watchdog's rmdirs and gc. */
+static void stderr_off_pipes(void)
+{
+	struct stat st;
+
+	if (fstat(2, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		if (null < 0 || dup2(null, 2) < 0)
+			close(2);   /* no /dev/null: closed beats held */
+		if (null > 2)
+			close(null);
+	}
+}
+
 void wreaper_start(struct wreaper *r, struct wcg *cg)
 {
 	int p[2];
@@ -38,7 +56,6 @@ void wreaper_start(struct wreaper *r, struct wcg *cg)
 	}
 	if (r->pid == 0) {
 		sigset_t all;
-		struct stat st;
 
 		/* Out of warden's session and process group, so a Ctrl-C or a
 		 * kill of the group does not take the watchdog with it. */
@@ -59,14 +76,7 @@ void wreaper_start(struct wreaper *r, struct wcg *cg)
 		close(p[1]);
 		close(0);
 		close(1);
-		if (fstat(2, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
-			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-
-			if (null < 0 || dup2(null, 2) < 0)
-				close(2);   /* no /dev/null: closed beats held */
-			if (null > 2)
-				close(null);
-		}
+		stderr_off_pipes();
 		while (read(p[0], &c, 1) < 0 && errno == EINTR)
 			;
 		/* warden has closed its end: after reporting the run (handed
@@ -137,6 +147,7 @@ int wreaper_start_server(void)
 		for (int fd = 0; fd < 3; fd++)
 			if (fd != 2)
 				close(fd);
+		stderr_off_pipes();
 		while (read(p[0], &c, 1) < 0 && errno == EINTR)
 			;
 		wcg_gc_owner(owner);
