@@ -136,25 +136,43 @@ run_tap "bats ($(id -un))" bats --tap $(suites "$top")
 # The broker runs as user warden under Landlock: it cannot open the log,
 # so an error in it aborts it (warden then exits and the test fails) and
 # its report goes to its stderr only.
-asan_suites="serve pool rich proxy_engine net chat chat_rich chat_tty chat_rich_tty stacks broker
-	cleanup run run_tty commands drivers"
-# Tests not run under ASan, one exact name a line, each with its reason:
-asan_exclude=$(cat <<'EOS'
-EOS
-)
-# shellcheck disable=SC2016
-asan_names() { # the names of the tests to run, as one anchored bash ERE
-	for s in $asan_suites; do
-		sed -n 's/^@test "\(.*\)" {$/\1/p' "$top/tests/cli/$s.bats"
-	done | grep -vxF "$(printf '%s\n' "$asan_exclude" | sed -n 's/^\([^#].*\)$/\1/p')" |
-		sed 's/[][\\.*^$+?(){}|]/\\&/g' | paste -sd'|' | sed 's/^/^(/; s/$/)$/'
+asan_suites="cli/serve cli/pool cli/rich cli/proxy_engine cli/net cli/chat cli/chat_rich
+	cli/chat_tty cli/chat_rich_tty cli/stacks cli/broker cli/cleanup cli/run cli/run_tty
+	cli/commands cli/drivers security/rich_flood security/security security/broker
+	security/identity"
+# Not here: install, demo and bench_floor (they test the build, the demo
+# script and the kernel's floor, not the supervisor's sessions).
+#
+# Tests run with a 4 MiB quarantine instead of ASan's 256 MiB, one exact
+# name a line.  G144 judges the supervisor's peak memory (VmHWM) against 40
+# MiB while images flood it: freed image buffers held in the quarantine are
+# peak memory a normal build reuses (measured growth: 45 MiB with a 32 MiB
+# quarantine, 31 with 16, 17 with 0; 14 in the normal build).  Its other
+# errors (overflows, a use of a buffer freed just before) are still caught.
+asan_small_quarantine='G144: 90 MiB of images on the control fd, nothing read: the supervisor holds a bounded part'
+# Tests not run under ASan at all, one exact name a line, each after a
+# comment with its reason.  None so far.
+asan_exclude=''
+asan_tests() { # the names of the suites' tests
+	for s in $asan_suites; do sed -n 's/^@test "\(.*\)" {$/\1/p' "$top/tests/$s.bats"; done
 }
-asan_bats() { # bats over the session suites, each test's name prefixed "asan: "
+asan_re() { # names on stdin -> one anchored bash ERE (bats -f) matching exactly them
+	sed 's/[][\\.*^$+?(){}|]/\\&/g' | paste -sd'|' | sed 's/^/^(/; s/$/)$/'
+}
+asan_bats() { # bats over the suites, each test's name prefixed "asan: "
 	# shellcheck disable=SC2046
 	{ ASAN_OPTIONS="$san:detect_leaks=0" UBSAN_OPTIONS="$san:print_stacktrace=1" \
-		WARDEN="$top/$ASAN_BUILD/warden" bats --tap -f "$(asan_names)" $(for s in $asan_suites; do printf '%s\n' "$top/tests/cli/$s.bats"; done) 2>&1
-	  echo $? >"$log.asanrc"; } | sed -u 's/^\(not \)\{0,1\}ok [0-9][0-9]* /&asan: /'
-	return "$(cat "$log.asanrc" 2>/dev/null || echo 255)"
+		WARDEN="$top/$ASAN_BUILD/warden" bats --tap \
+		-f "$(asan_tests | grep -vxF "$(printf '%s\n%s\n' "$asan_exclude" "$asan_small_quarantine")" | asan_re)" \
+		$(for s in $asan_suites; do printf '%s\n' "$top/tests/$s.bats"; done) 2>&1
+	  echo $? >"$log.asanrc"
+	  ASAN_OPTIONS="$san:detect_leaks=0:quarantine_size_mb=4" UBSAN_OPTIONS="$san:print_stacktrace=1" \
+		WARDEN="$top/$ASAN_BUILD/warden" bats --tap \
+		-f "$(printf '%s\n' "$asan_small_quarantine" | asan_re)" \
+		$(for s in $asan_suites; do printf '%s\n' "$top/tests/$s.bats"; done) 2>&1
+	  echo $? >>"$log.asanrc"; } | sed -u 's/^\(not \)\{0,1\}ok [0-9][0-9]* /&asan: /'
+	grep -qvx 0 "$log.asanrc" && return 1
+	[ -s "$log.asanrc" ] || return 255
 }
 section "session suites under AddressSanitizer and UndefinedBehaviorSanitizer (root)"
 if [ "${WARDEN_NO_ASAN:-0}" = 1 ]; then
@@ -168,6 +186,11 @@ else
 	sandir=$(mktemp -d /tmp/warden-asan.XXXXXX)
 	chmod 0777 "$sandir"  # not sticky: the symlinks below are followed by every uid
 	for p in 1 2 3 4; do ln -s /dev/null "$sandir/san.$p"; done
+	# a listed name that no test has any more (renamed) would silently drop it
+	printf '%s\n%s\n' "$asan_exclude" "$asan_small_quarantine" | while IFS= read -r t; do
+		[ -z "$t" ] || asan_tests | grep -qxF "$t" ||
+			failure "asan: the listed test \"$t\" is in none of the suites (tests/run.sh)"
+	done
 	start=$(date +%s)
 	san="log_path=$sandir/san:halt_on_error=1:abort_on_error=1"
 	run_tap "asan: session suites" asan_bats
