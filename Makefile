@@ -121,8 +121,9 @@ $(BUILD)/.deps-ok: tools/deps.sh
 deps:
 	@sh tools/deps.sh
 
-# tests/run.sh also runs the unit suites built with ASan and UBSan.
-test: deps-checked $(BUILD)/warden $(BUILD)/warden-broker unit probes asan-unit
+# tests/run.sh also runs the unit suites built with ASan and UBSan, and the
+# session suites against warden and warden-broker built the same way.
+test: deps-checked $(BUILD)/warden $(BUILD)/warden-broker unit probes asan-bins
 	@sh tests/run.sh
 
 demo: $(BUILD)/warden $(BUILD)/warden-broker probes
@@ -142,6 +143,11 @@ asan:
 	$(MAKE) BUILD=build-asan OPT="$(SAN_OPT)" LDFLAGS="-fsanitize=address,undefined" HARDEN="" test
 asan-unit:
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT="$(SAN_OPT)" LDFLAGS="-fsanitize=address,undefined" HARDEN="" unit
+# The unit suites and, from the same objects, warden, warden-broker and
+# tests/proxyd for tests/run.sh's "sessions under ASan" stage.
+asan-bins:
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT="$(SAN_OPT)" LDFLAGS="-fsanitize=address,undefined" HARDEN="" \
+		unit build-asan/warden build-asan/warden-broker
 
 # FHS layout under PREFIX: bin/warden, libexec/warden/warden-broker (found
 # by warden relative to its own path), man pages, completions, examples.
@@ -156,5 +162,5 @@ uninstall:
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: all test demo bench asan asan-unit install uninstall clean deps deps-checked probes unit fuzz
+.PHONY: all test demo bench asan asan-unit asan-bins install uninstall clean deps deps-checked probes unit fuzz
 .DELETE_ON_ERROR:
