@@ -342,4 +342,5 @@ def many_sessions(n):
     sv.close()
 
 
-main()
+if __name__ == "__main__":
+    main()
