@@ -18,15 +18,17 @@ teardown() {
 	common_teardown
 }
 
-# pool_client SCENARIO [warden serve options]
-pool_client() {
+# scenario CLIENT SCENARIO [warden serve options]: tests/cli/CLIENT.py
+scenario() {
 	run env WARDEN="$WARDEN" XDG_CONFIG_HOME="$CFG" \
-		python3 "$WARDEN_TOP/tests/cli/serve_client.py" "$1" --workspace "$WS" \
-		--audit-log "$AUDIT" "${@:2}"
+		python3 "$WARDEN_TOP/tests/cli/$1.py" "$2" --workspace "$WS" \
+		--audit-log "$AUDIT" "${@:3}"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"ok $1"* ]]
+	[[ "$output" == *"ok $2"* ]]
 }
+pool_client() { scenario serve_client "$@"; }
+pool_py() { scenario pool_client "$@"; }
 
 # the security probes a session can run, in the workspace
 copy_probes() {
@@ -76,16 +78,6 @@ copy_probes() {
 
 @test "pool: sixty sessions' jails starting at once all run: warden and its attacher never wait on each other" {
 	pool_client start_burst --max-sessions 100
-}
-
-# pool_py SCENARIO [warden serve options]: tests/cli/pool_client.py
-pool_py() {
-	run env WARDEN="$WARDEN" XDG_CONFIG_HOME="$CFG" \
-		python3 "$WARDEN_TOP/tests/cli/pool_client.py" "$1" --workspace "$WS" \
-		--audit-log "$AUDIT" "${@:2}"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	[[ "$output" == *"ok $1"* ]]
 }
 
 @test "pool: topped up after the taking session's first block, when it idles or closes; never during that block (G185)" {

@@ -13,16 +13,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import (Fail, Serve, audit_records, check, jail_inits,  # noqa: E402
-                          ok_result, pooled_open, wait_until)
-
-
-def children(pid):
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
+from serve_client import (Fail, Serve, audit_records, check, children, jail_inits,  # noqa: E402
+                          ok_result, pooled_open, scenario_main, wait_until)
 
 
 def comm(pid):
@@ -177,27 +169,6 @@ def sc_pool_weight(s, args):
         check(limit_files(c) == cold_files, "b's driver's limits differ: %s" % limit_files(c))
 
 
-def main():
-    scen = {n[3:]: f for n, f in globals().items() if n.startswith("sc_")}
-    if len(sys.argv) < 2 or sys.argv[1] not in scen:
-        print("usage: pool_client.py {%s} --workspace WS --audit-log LOG [options]" %
-              ",".join(sorted(scen)), file=sys.stderr)
-        return 2
-    name, wargs = sys.argv[1], sys.argv[2:]
-    args = {"workspace": wargs[wargs.index("--workspace") + 1],
-            "audit": wargs[wargs.index("--audit-log") + 1]}
-    s = Serve(wargs)
-    try:
-        scen[name](s, args)
-        s.finish(0)
-    except Fail as e:
-        print("FAIL %s: %s" % (name, e), file=sys.stderr)
-        return 1
-    finally:
-        s.kill()
-    print("ok %s (%d events)" % (name, len(s.events)))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(scenario_main("pool_client.py",
+                           {n[3:]: f for n, f in globals().items() if n.startswith("sc_")}))

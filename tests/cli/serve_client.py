@@ -620,6 +620,7 @@ def sc_forged_done(s, args):
             # each process stays under RLIMIT_CPU (1 s): only the jail's
             # total can stop this
             "def spin():\n"
+            "    open('spin-%s', 'w').close()\n"
             "    while True:\n"
             "        pid = os.fork()\n"
             "        if pid == 0:\n"
@@ -629,10 +630,13 @@ def sc_forged_done(s, args):
             "threading.Thread(target=spin, daemon=True).start()\n"
             # one line: the driver's next active line (an "A" after the
             # forged "D") would end the jail at once (supervisor/rich.c)
-            "os.write(4, b'D 0\\n'); time.sleep(1000)\n" % m)
+            "os.write(4, b'D 0\\n'); time.sleep(1000)\n" % (m, m))
     out, err, res, _ = s.run(sid, "python", code)
     check(res.get("event") == "result", "the forged block: %s" % res)
-    wait_running(m, "the spinning driver", find=pgrep_name)
+    # the spinner ran (a file on the host, not a process seen alive: with
+    # 1 s of cpu on two cores the jail may be gone before a pgrep sees it)
+    wait_until(lambda: os.path.exists(os.path.join(args["workspace"], "spin-" + m)),
+               "the spinning driver's mark")
     wait_gone(m, "the driver spinning between blocks", find=pgrep_name)
     out, err, res, _ = s.run(sid, "python", "print(1)")
     ok_result(res, "the block after")
@@ -971,6 +975,15 @@ def sc_start_burst(s, args):
 
 # ---- the warm pool (tests/cli/pool.bats) -------------------------------------
 
+def children(pid):
+    """pid's children (its main thread's), from /proc."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
 def jail_inits(s):
     """Host pids of the jails' init processes: warden's children in a pid
     namespace of their own (two NSpid values), seen from the host."""
@@ -1225,15 +1238,20 @@ def sc_start_off_loop(s, args):
 def scenario_main(prog, scenarios):
     """main() of a client that plays its scenarios (sc_* functions, in
     scenarios by name) against `warden serve --stdio`: rich_client.py,
-    stacks_client.py.  Exit 0 and "ok NAME" when the scenario held."""
+    stacks_client.py, pool_client.py.  Exit 0 and "ok NAME" when the
+    scenario held.  The scenario's args carry the --workspace and
+    --audit-log given, if any."""
     if len(sys.argv) < 2 or sys.argv[1] not in scenarios:
         print("usage: %s {%s} [warden serve options]" % (prog, ",".join(sorted(scenarios))),
               file=sys.stderr)
         return 2
     name, wargs = sys.argv[1], sys.argv[2:]
+    args = {key: wargs[wargs.index(opt) + 1]
+            for key, opt in (("workspace", "--workspace"), ("audit", "--audit-log"))
+            if opt in wargs[:-1]}
     s = Serve(wargs)
     try:
-        scenarios[name](s, {})
+        scenarios[name](s, args)
         s.finish(0)
     except Fail as e:
         print("FAIL %s: %s" % (name, e), file=sys.stderr)
