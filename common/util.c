@@ -253,7 +253,7 @@ int read_fd_buf(int fd, const char *name, size_t max, char **out, size_t *len, s
 				abort();
 			buf = nb;
 		}
-		n = read(fd, buf + used, (cap - 1 < max + 1 ? cap - 1 : max + 1) - used);
+		n = read(fd, buf + used, cap - 1 - used);   /* cap <= max + 2 */
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

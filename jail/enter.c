@@ -496,8 +496,9 @@ int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 		return werr_set(err, EPERM, "as root, a jail needs a host uid slot");
 	}
 	if (plan.slot_fd >= 0) {
-		/* the helper has no right to the cgroup: wcg_attach below puts
-		 * the jail there before it is released */
+		/* the helper, still root, joins the jail's v1 groups before it
+		 * drops its ids; v2 groups (none on a v1-only host) are left to
+		 * wcg_attach below, before the jail is told "attached" */
 		struct child_entry ce = { .spec = spec, .plan = &plan, .sp = { sp[0], sp[1] } };
 		int join[8], n_join = 0;
 
@@ -551,8 +552,7 @@ int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 	/* While the child mounts (see the header): attach it here, or (defer_go)
 	 * the caller has it attached off its loop and calls jail_go. */
 	if (!spec->defer_go &&
-	    ((spec->cg && (joined ? wcg_attach_v2(spec->cg, out->pid, err)
-	                          : wcg_attach(spec->cg, out->pid, err)) < 0) ||
+	    ((spec->cg && wcg_attach(spec->cg, out->pid, joined, err) < 0) ||
 	     (send(sp[0], &(char){ SYNC_ATTACHED }, 1, MSG_NOSIGNAL) != 1 &&
 	      werr_set(err, errno, "starting the jail") < 0))) {
 		/* A child whose setup failed meanwhile has exited (so the

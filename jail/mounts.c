@@ -483,12 +483,12 @@ static int hide_path(const char *path, struct werr *err)
 		return werr_set(err, errno, "hiding %s", path);
 	}
 	if (S_ISDIR(st.st_mode) || mask_file[0]) {
-		if (S_ISDIR(st.st_mode) && mask_dir[0])
-			r = copy_mask(mask_dir, target, path, err);
-		else if (S_ISDIR(st.st_mode))
-			r = tmpfs_at(target, path, 4096, "0555", true, err);
-		else
+		if (!S_ISDIR(st.st_mode))
 			r = copy_mask(mask_file, target, path, err);
+		else if (mask_dir[0])
+			r = copy_mask(mask_dir, target, path, err);
+		else
+			r = tmpfs_at(target, path, 4096, "0555", true, err);
 		retire(target);
 		return r;
 	}

@@ -255,7 +255,7 @@ int wcg_attach_one(int dirfd, pid_t pid)
 	return cg_write(dirfd, "cgroup.procs", v);
 }
 
-int wcg_attach(struct wcg *cg, pid_t pid, struct werr *err)
+int wcg_attach(struct wcg *cg, pid_t pid, bool v2_only, struct werr *err)
 {
 	for (size_t i = 0; cg && i < cg->n; i++) {
 		const struct wcg_dir *d = &cg->dir[i];
@@ -263,7 +263,7 @@ int wcg_attach(struct wcg *cg, pid_t pid, struct werr *err)
 		/* v2 too: if the caller used CLONE_INTO_CGROUP the pid is
 		 * already there and the write is a cheap no-op; if clone3 had
 		 * to fall back to clone, this puts it where it belongs. */
-		if (wcg_attach_one(d->fd, pid) < 0)
+		if ((!v2_only || d->be->version != 1) && wcg_attach_one(d->fd, pid) < 0)
 			return werr_set(err, errno, "moving pid %d into cgroup %s", (int)pid, d->path);
 	}
 	return 0;
@@ -288,17 +288,6 @@ int wcg_join_fds(const struct wcg *cg, int *fds, size_t max, struct werr *err)
 		n++;
 	}
 	return (int)n;
-}
-
-int wcg_attach_v2(struct wcg *cg, pid_t pid, struct werr *err)
-{
-	for (size_t i = 0; cg && i < cg->n; i++) {
-		const struct wcg_dir *d = &cg->dir[i];
-
-		if (d->be->version != 1 && wcg_attach_one(d->fd, pid) < 0)
-			return werr_set(err, errno, "moving pid %d into cgroup %s", (int)pid, d->path);
-	}
-	return 0;
 }
 
 void wcg_stats(struct wcg *cg, struct wcg_stats *st)

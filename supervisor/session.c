@@ -928,8 +928,7 @@ static struct sv_jail *jail_spawn(struct sv *sv, const struct sv_sess *tmpl,
 			while (*pp)
 				pp = &(*pp)->attach_next;
 			*pp = j;   /* answers come in the order asked */
-		} else if ((j->jr.jl.cg_joined ? wcg_attach_v2(j->jr.cg, j->jr.jl.pid, err)
-		                               : wcg_attach(j->jr.cg, j->jr.jl.pid, err)) < 0 ||
+		} else if (wcg_attach(j->jr.cg, j->jr.jl.pid, j->jr.jl.cg_joined, err) < 0 ||
 		           jail_go(&j->jr.jl, err) < 0) {
 			goto out;   /* the attacher is gone or busy: here, as jail_start would */
 		}

@@ -58,8 +58,9 @@ bool wcg_has_groups(const struct wcg *cg);
  * The fd stays owned by cg. */
 int wcg_clone_fd(const struct wcg *cg);
 
-/* Move pid into every v1 hierarchy (and v2 if not cloned into it). */
-int wcg_attach(struct wcg *cg, pid_t pid, struct werr *err);
+/* Move pid into every v1 hierarchy (and v2 if not cloned into it); with
+ * v2_only, into the groups that are not v1 only (after wcg_join_fds). */
+int wcg_attach(struct wcg *cg, pid_t pid, bool v2_only, struct werr *err);
 
 /* The same, split for a caller that moves the pid from another process
  * (the session server's attacher, supervisor/attach.c): the directory fds
@@ -73,10 +74,9 @@ int wcg_attach_one(int dirfd, pid_t pid);
  * process that writes "0" there moves itself, which the kernel does
  * without the global lock (and its RCU grace period, often 5-20 ms) that
  * moving another pid takes; its children are then born in the group.
- * Returns the count, or -1 with err.  wcg_attach_v2 then moves pid into
- * the groups that are not v1 (none on a v1-only host). */
+ * Returns the count, or -1 with err.  wcg_attach with v2_only then moves
+ * pid into the groups that are not v1 (none on a v1-only host). */
 int wcg_join_fds(const struct wcg *cg, int *fds, size_t max, struct werr *err);
-int wcg_attach_v2(struct wcg *cg, pid_t pid, struct werr *err);
 
 /* Read counters; fields not available are left 0 with have_* false. */
 void wcg_stats(struct wcg *cg, struct wcg_stats *st);

@@ -361,7 +361,7 @@ static int fallback_checks(char *msg, size_t len)
 	CHECK(wcg_mech(cg, WLIM_CPUS) == WMECH_UNAVAILABLE);
 	CHECK(wcg_mech(cg, WLIM_CPU_TIME) == WMECH_RLIMIT);
 	CHECK(wcg_clone_fd(cg) == -1);
-	CHECK(wcg_attach(cg, getpid(), &err) == 0);
+	CHECK(wcg_attach(cg, getpid(), false, &err) == 0);
 	wcg_stats(cg, &st);
 	CHECK(!st.have_peak && !st.have_cpu && !st.have_oom && !st.have_pids);
 	wcg_kill(cg);

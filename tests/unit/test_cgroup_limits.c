@@ -144,7 +144,7 @@ static void attach(struct wcg *cg, pid_t pid)
 {
 	struct werr err = { 0 };
 
-	if (wcg_attach(cg, pid, &err) < 0)
+	if (wcg_attach(cg, pid, false, &err) < 0)
 		fail_msg("wcg_attach: %s", err.msg);
 }
 
