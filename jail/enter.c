@@ -37,7 +37,7 @@
  * ends the child: it never tries to recover.  Every failure travels back
  * over the sync socket as a struct werr, so one clear line reaches the user
  * (crun's idea).  After STARTED the socket stays open: init reports the
- * program's real wait status on it, and acks sweeps (jail_sweep).
+ * program's real wait status on it, and acks freezes (jail_freeze).
  *
  * The cgroup attach overlaps steps 3-6 (jail_begin; with defer_go the
  * session server's attacher does it, and jail_go sends "attached").  As
@@ -640,9 +640,14 @@ int jail_start(const struct jail_spec *spec, struct jail *out, struct werr *err)
 
 /* --- init's reports -------------------------------------------------------- */
 
-int jail_sweep(const struct jail *j)
+int jail_freeze(const struct jail *j)
 {
-	return (int)syscall(SYS_pidfd_send_signal, j->pidfd, JAIL_SIG_SWEEP, NULL, 0);
+	return (int)syscall(SYS_pidfd_send_signal, j->pidfd, JAIL_SIG_FREEZE, NULL, 0);
+}
+
+int jail_thaw(const struct jail *j)
+{
+	return (int)syscall(SYS_pidfd_send_signal, j->pidfd, JAIL_SIG_THAW, NULL, 0);
 }
 
 /* A wait status init may report: exited 0-255 or killed by a signal. */

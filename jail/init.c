@@ -13,8 +13,11 @@
  *         socket; then, with every signal blocked, sigwaitinfo():
  *     SIGCHLD          reap everything; the program's end -> SYNC_STATUS,
  *                      SIGKILL to every other process, exit
- *     JAIL_SIG_SWEEP   (from the supervisor only) SIGKILL every process but
- *                      init and the program, then SYNC_SWEPT
+ *     JAIL_SIG_FREEZE  (from the supervisor only) SIGKILL every process but
+ *                      init and the program, with the program stopped
+ *                      (SIGSTOP: every thread of it) throughout, then
+ *                      SYNC_SWEPT: between blocks no jailed code runs
+ *     JAIL_SIG_THAW    (from the supervisor only) SIGCONT to the program
  *     anything else from outside the namespace (the supervisor: SIGINT,
  *                      SIGTERM, ...) -> the program's process group
  *   Signals sent from inside the jail are dropped: the program can signal
@@ -59,30 +62,103 @@ static bool reap(pid_t prog, int *prog_status)
 	return ended;
 }
 
-/* A process of our namespace that is alive (not a zombie): its state in
- * /proc/PID/stat.  Zombies are skipped: they cannot be killed, and those
- * whose parent is the program are the program's to reap. */
-static bool alive(int procfd, const char *name)
+/* A thread's state letter in its stat file (dirfd/name/stat), or 0. */
+static char stat_state(int dirfd, const char *name)
 {
 	char buf[256];
-	const char *f = proc_stat_fields(procfd, name, buf, sizeof(buf));
+	const char *f = proc_stat_fields(dirfd, name, buf, sizeof(buf));
 
-	return f && *f != 'Z' && *f != 'X';
+	return f ? *f : 0;
+}
+
+/* A process of our namespace that can still run code: a thread of it that
+ * is not a zombie.  Its leader's state is not enough: a process whose main
+ * thread ended (exit(2), not exit_group) shows Z there while its other
+ * threads run on (issue 18).  Zombies proper are skipped: they cannot be
+ * killed, and those whose parent is the program are the program's to
+ * reap. */
+static bool alive(int procfd, const char *name)
+{
+	char path[64];
+	struct dirent *de;
+	bool live = false;
+	DIR *d;
+	int fd;
+	char st = stat_state(procfd, name);
+
+	if (st && st != 'Z' && st != 'X')
+		return true;
+	if (!st || snprintf(path, sizeof(path), "%s/task", name) >= (int)sizeof(path))
+		return false;   /* gone */
+	fd = openat(procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (!live && (de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		st = stat_state(dirfd(d), de->d_name);
+		live = st && st != 'Z' && st != 'X';
+	}
+	closedir(d);
+	return live;
+}
+
+/* Wait until the program is stopped (every thread: its group stop is
+ * complete) or has ended; true when it is stopped.  WNOWAIT leaves the
+ * report in place, so is_stopped can read it again; nothing else in init
+ * asks for stops (reap's waitpid has no WUNTRACED). */
+static bool wait_stopped(pid_t prog)
+{
+	siginfo_t si;
+
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)prog, &si, WSTOPPED | WEXITED | WNOWAIT) == 0)
+			return si.si_code == CLD_STOPPED;
+		if (errno != EINTR)
+			return false;
+	}
+}
+
+/* Still stopped now: a SIGCONT since wait_stopped cleared the report. */
+static bool is_stopped(pid_t prog)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	return waitid(P_PID, (id_t)prog, &si, WSTOPPED | WNOHANG | WNOWAIT) == 0 &&
+	       si.si_pid == prog && si.si_code == CLD_STOPPED;
 }
 
 /* SIGKILL every process of the namespace but init and the program, until a
  * pass finds none alive: processes forked meanwhile are found by the next
- * pass, and a killed process cannot fork again. */
+ * pass, and a killed process cannot fork again.  Each pass first stops the
+ * program and waits until every thread of it is stopped, so it cannot fork
+ * during the pass; a pass that found nobody else alive ends the sweep only
+ * if the program is still stopped then (a process killed in the pass
+ * before may have sent it a SIGCONT on its way out; once nobody else is
+ * alive, nobody can). */
 static bool sweep(pid_t prog, int *prog_status)
 {
-	bool ended = false;
+	bool ended = false, freeze = true;
 
 	for (;;) {
-		int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		DIR *d = procfd >= 0 ? fdopendir(procfd) : NULL;
+		int procfd;
+		DIR *d;
 		struct dirent *de;
 		unsigned found = 0;
 
+		if (freeze) {
+			kill(prog, SIGSTOP);
+			if (!wait_stopped(prog))
+				freeze = false;   /* it ended: reaped below */
+		}
+		procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		d = procfd >= 0 ? fdopendir(procfd) : NULL;
 		if (!d) {
 			if (procfd >= 0)
 				close(procfd);
@@ -98,10 +174,13 @@ static bool sweep(pid_t prog, int *prog_status)
 		}
 		closedir(d);
 		ended |= reap(prog, prog_status);
-		if (!found)
+		if (ended)
+			freeze = false;
+		if (!found && (!freeze || is_stopped(prog)))
 			return ended;
 		/* let the killed ones die before looking again */
-		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		if (found)
+			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 		ended |= reap(prog, prog_status);
 	}
 }
@@ -221,12 +300,15 @@ void jail_init(const struct jail_spec *spec, int sync)
 		if (sig == SIGCHLD) {
 			if (reap(prog, &status))
 				finish(sync, status);
-		} else if (sig == JAIL_SIG_SWEEP) {
+		} else if (sig == JAIL_SIG_FREEZE) {
 			if (!outside)
 				continue;
 			if (sweep(prog, &status))
 				finish(sync, status);
 			report(sync, SYNC_SWEPT, 0);
+		} else if (sig == JAIL_SIG_THAW) {
+			if (outside)
+				kill(prog, SIGCONT);
 		} else if (outside) {
 			if (kill(-prog, sig) < 0)
 				kill(prog, sig);

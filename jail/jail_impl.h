@@ -54,7 +54,7 @@ enum sync_msg {
 	SYNC_READY = 'R',       /* confined (+ the seccomp listener, landlock_abi) */
 	SYNC_EXEC_FAILED = 'X', /* execve failed: err, err.exit_code 126/127 */
 	SYNC_STARTED = 'S',     /* init: the program was exec'ed */
-	SYNC_SWEPT = 'K',       /* init: leftovers killed (JAIL_SIG_SWEEP) */
+	SYNC_SWEPT = 'K',       /* init: leftovers killed, the program stopped (JAIL_SIG_FREEZE) */
 	SYNC_STATUS = 'W',      /* init: the program ended; status = its wait status */
 };
 

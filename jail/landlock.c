@@ -65,7 +65,7 @@ int jail_landlock(const struct jail_spec *spec, const struct wplan *plan,
 	for (i = 0; i < plan->n; i++) {
 		const struct wmount *m = &plan->m[i];
 		if (m->kind == WM_BIND_RW || m->kind == WM_TMPFS)
-			if (add_path(&rs, m->path, all, m->optional, err) < 0)
+			if (add_path(&rs, m->at, all, m->optional, err) < 0)
 				goto out;
 	}
 	if (add_path(&rs, "/dev/shm", all, true, err) < 0)

@@ -357,10 +357,10 @@ static int bind_from_host(const struct wmount *m, struct werr *err)
 	if (m->tree_fd >= 0) {   /* prepared by the parent (an idmapped tree) */
 		if (fstat(m->tree_fd, &want) < 0)
 			return werr_set(err, errno, "stat %s", m->path);
-		target = open_target(m->path, S_ISDIR(want.st_mode) ? TGT_DIR : TGT_FILE, err);
+		target = open_target(m->at, S_ISDIR(want.st_mode) ? TGT_DIR : TGT_FILE, err);
 		if (target < 0)
 			return -1;
-		r = attach_tree(m->tree_fd, target, m->kind == WM_BIND_RO, m->path, err);
+		r = attach_tree(m->tree_fd, target, m->kind == WM_BIND_RO, m->at, err);
 		retire(target);
 		return r;
 	}
@@ -380,7 +380,7 @@ static int bind_from_host(const struct wmount *m, struct werr *err)
 		return werr_set(err, 0, "%s changed since it was opened (another file is at "
 		                "its path now); refusing to bind it", m->src);
 	}
-	r = bind_fd(fd, got.st_mode, m->path, m->kind == WM_BIND_RO, err);
+	r = bind_fd(fd, got.st_mode, m->at, m->kind == WM_BIND_RO, err);
 	retire(fd);
 	return r;
 }
@@ -415,12 +415,12 @@ static int tmpfs_at(int target, const char *path, uint64_t size, const char *mod
 
 static int plan_tmpfs(const struct wmount *m, struct werr *err)
 {
-	int target = open_target(m->path, TGT_DIR, err);
+	int target = open_target(m->at, TGT_DIR, err);
 	int r;
 
 	if (target < 0)
 		return -1;
-	r = tmpfs_at(target, m->path, m->size, strcmp(m->path, "/tmp") ? "0700" : "1777", false, err);
+	r = tmpfs_at(target, m->at, m->size, strcmp(m->at, "/tmp") ? "0700" : "1777", false, err);
 	retire(target);
 	return r;
 }
@@ -500,6 +500,27 @@ static int hide_path(const char *path, struct werr *err)
 	r = attach_tree(tree, target, true, path, err);
 	retire(tree);
 	retire(target);
+	return r;
+}
+
+/* A read-only bind relocated out from under a tmpfs (jail/plan.c,
+ * plan_relocate): a symlink at its own path, in that tmpfs, leads to where
+ * it is mounted; the directories on the way are created there. */
+static int link_relocated(const struct wmount *m, struct werr *err)
+{
+	const char *base = strrchr(m->path, '/');
+	char parent[PATH_MAX];
+	int dir, r = 0;
+
+	if (!base || base == m->path || (size_t)(base - m->path) >= sizeof(parent))
+		return werr_set(err, EINVAL, "relocating %s", m->path);
+	snprintf(parent, sizeof(parent), "%.*s", (int)(base - m->path), m->path);
+	dir = open_target(parent, TGT_DIR, err);
+	if (dir < 0)
+		return werr_wrap(err, "linking %s", m->path);
+	if (symlinkat(m->at, dir, base + 1) < 0)
+		r = werr_set(err, errno, "linking %s to %s", m->path, m->at);
+	retire(dir);
 	return r;
 }
 
@@ -776,7 +797,10 @@ int jail_mounts(const struct jail_spec *spec, const struct wplan *plan, struct w
 	if (build_dev(err) < 0 || build_proc(err) < 0)
 		return -1;
 	for (i = 0; i < plan->n; i++)
-		if (plan->m[i].kind == WM_HIDE && hide_path(plan->m[i].path, err) < 0)
+		if (plan->m[i].kind == WM_HIDE && hide_path(plan->m[i].at, err) < 0)
+			return -1;
+	for (i = 0; i < plan->n; i++)
+		if (plan->m[i].link && link_relocated(&plan->m[i], err) < 0)
 			return -1;
 
 	/* 4. Cut the way back to the host, then freeze the root itself.  Every

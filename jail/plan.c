@@ -163,6 +163,50 @@ static int plan_source(const struct jail_spec *spec, const struct wplan *plan,
 	return -1;
 }
 
+/* A read-only bind strictly below a tmpfs (the workspace under the strict
+ * profile, in $HOME or /tmp) is mounted under WPLAN_RELOC instead, with a
+ * symlink at its own path leading there, and so is everything planned
+ * below it.  Landlock grants a rule's rights to the whole tree beneath the
+ * ruled directory, mounts included, and a tmpfs must be writable as a
+ * whole (a new file in /tmp needs write on /tmp itself): beneath the
+ * tmpfs, the bind would inherit those rights, and the read-only mount
+ * alone does not stop writes to a FIFO or a socket a host process reads
+ * there (the kernel's read-only check is for files and directories).
+ * Under WPLAN_RELOC its ancestors are the jail's root, which Landlock
+ * grants only reading, so both walls hold (SECURITY.md G2).  The path
+ * still works, through the link; getcwd() names the relocated place.
+ * A read-only place below a writable *bind* cannot be moved out of it and
+ * is guarded by its mount alone (SECURITY.md, "What is not guaranteed"). */
+static bool strictly_below(const char *path, const char *base)
+{
+	return strcmp(path, base) && at_or_below(path, base);
+}
+
+static void plan_relocate(struct wplan *plan)
+{
+	size_t i, k;
+
+	for (i = 0; i < plan->n; i++) {
+		struct wmount *m = &plan->m[i];
+		bool under_tmpfs = false;
+
+		if (m->kind != WM_BIND_RO || m->at)
+			continue;
+		for (k = 0; k < plan->n; k++)
+			if (plan->m[k].kind == WM_TMPFS && strictly_below(m->path, plan->m[k].path))
+				under_tmpfs = true;
+		if (!under_tmpfs)
+			continue;
+		m->link = true;
+		for (k = 0; k < plan->n; k++)
+			if (!plan->m[k].at && at_or_below(plan->m[k].path, m->path))
+				plan->m[k].at = xasprintf(WPLAN_RELOC "%s", plan->m[k].path);
+	}
+	for (i = 0; i < plan->n; i++)
+		if (!plan->m[i].at)
+			plan->m[i].at = xstrdup(plan->m[i].path);
+}
+
 static int cmp_mount(const void *a, const void *b)
 {
 	/* strcmp puts every path before the paths below it ("/a" < "/a/b"), so
@@ -241,13 +285,13 @@ int jail_plan(const struct jail_spec *spec, struct wplan *plan, struct werr *err
 			                "below / and without '..'", p->name, q),
 			       jail_plan_free(plan), -1;
 		/* these are built by the jail itself */
-		if (!strcmp(q, "/proc") || !strncmp(q, "/proc/", 6) ||
-		    !strcmp(q, "/dev") || !strncmp(q, "/dev/", 5))
+		if (at_or_below(q, "/proc") || at_or_below(q, "/dev") || at_or_below(q, WPLAN_RELOC))
 			return werr_set(err, 0, "policy %s: '%s' cannot be mounted; warden "
-			                "builds /proc and /dev itself", p->name, q),
+			                "builds /proc, /dev and " WPLAN_RELOC " itself", p->name, q),
 			       jail_plan_free(plan), -1;
 	}
 	qsort(plan->m, plan->n, sizeof(*plan->m), cmp_mount);
+	plan_relocate(plan);
 	for (i = 0; i < plan->n; i++)
 		if ((plan->m[i].kind == WM_BIND_RO || plan->m[i].kind == WM_BIND_RW) &&
 		    plan_source(spec, plan, &plan->m[i], err) < 0)
@@ -266,6 +310,7 @@ void jail_plan_free(struct wplan *plan)
 		return;
 	for (i = 0; i < plan->n; i++) {
 		free(plan->m[i].path);
+		free(plan->m[i].at);
 		free(plan->m[i].src);
 		if (plan->m[i].src_fd >= 0)
 			close(plan->m[i].src_fd);

@@ -121,8 +121,15 @@ static void put_proxy_env(char **env, size_t *n)
 char **sv_build_env(const struct wpolicy *p, const char *const *extra, size_t n_extra,
                     const char *ws, const char *home, struct werr *err)
 {
-	size_t cap = p->env_pass.n + p->env_set_keys.n + n_extra + PROXY_ENV_N + 1, n = 0, i;
+	size_t cap = p->env_pass.n + p->env_set_keys.n + n_extra + PROXY_ENV_N + 2, n = 0, i;
 	char **env = xcalloc(cap, sizeof(char *));
+
+	/* The program starts in the workspace.  A shell shows this $PWD
+	 * rather than what getcwd() says, which differs when the workspace is
+	 * a read-only bind relocated out from under a tmpfs (jail/plan.c);
+	 * the policy's env may still set its own. */
+	if (ws)
+		env_put(env, &n, "PWD", 3, ws);
 
 	for (i = 0; i < p->env_pass.n; i++) {
 		const char *v = getenv(p->env_pass.v[i]);

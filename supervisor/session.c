@@ -595,6 +595,26 @@ static void on_exit_ev(struct wloop *l, struct wsrc *src, uint32_t events)
 	}
 }
 
+/* Sweep the jail and stop its driver until the next block (jail_freeze);
+ * SWEPT answers it (on_sync). */
+static int freeze(struct sv_jail *j)
+{
+	j->sweeping = true;
+	j->frozen = true;
+	j->sweep_at_ms = sv_now_ms();
+	return jail_freeze(&j->jr.jl);
+}
+
+/* A block's code is waiting in ctl_out and the sweep is acked: the driver
+ * runs again and reads it. */
+static int thaw(struct sv_jail *j)
+{
+	if (!j->frozen)
+		return 0;
+	j->frozen = false;
+	return jail_thaw(&j->jr.jl);
+}
+
 /* "D <status>\n", nothing else, ever. */
 static int parse_done(const char *line, int *status)
 {
@@ -685,16 +705,14 @@ static void on_ctl(struct wloop *l, struct wsrc *src, uint32_t events)
 				goto broken;
 			if (!j->s->pol->limits.background && !j->s->oneshot) {
 				/* The driver's word is not trusted: what the block
-				 * left running is killed before its RESULT, so the
-				 * next block's processes are never hit. */
+				 * left running is killed, and the driver stopped
+				 * with every thread of it, before its RESULT, so the
+				 * next block's processes are never hit and nothing
+				 * of the jail runs between blocks (G36). */
 				j->done_pending = true;
 				j->done_status = status;
-				if (!j->sweeping) {
-					j->sweeping = true;
-					j->sweep_at_ms = sv_now_ms();
-					if (jail_sweep(&j->jr.jl) < 0)
-						goto broken;
-				}
+				if (!j->sweeping && freeze(j) < 0)
+					goto broken;
 				return;
 			}
 			/* may destroy j (one-shot): touch nothing after it */
@@ -751,8 +769,13 @@ static void on_sync(struct wloop *l, struct wsrc *src, uint32_t events)
 			finish_block(sv, j, false, NULL, j->done_status);
 			return;
 		}
-		if (j->busy) /* a block waited for an idle sweep: send its code now */
+		if (j->busy) { /* a block waited for an idle sweep: send its code now */
+			if (thaw(j) < 0) {
+				jail_kill(j, WB_ERROR);
+				return;
+			}
 			wloop_rearm(&sv->loop, &j->ctl_src, EPOLLIN | EPOLLOUT);
+		}
 	}
 }
 
@@ -797,10 +820,9 @@ static void on_tick(struct wloop *l, struct wsrc *src, uint32_t events)
 			}
 		}
 		if (j->bg_deadline_ms && now >= j->bg_deadline_ms && !j->sweeping) {
+			/* background work was allowed until now */
 			j->bg_deadline_ms = 0;
-			j->sweeping = true;
-			j->sweep_at_ms = now;
-			if (jail_sweep(&j->jr.jl) < 0)
+			if (freeze(j) < 0)
 				jail_kill(j, WB_ERROR);
 		}
 		if (j->sweeping && now - j->sweep_at_ms >= SWEEP_MAX_MS) {
@@ -1414,7 +1436,12 @@ int sess_run(struct sv *sv, struct sv_sess *s, uint32_t block, const char *langu
 		jail_kill(j, WB_ERROR);
 		return 0;
 	}
-	/* an idle sweep still running: the code goes once init acked it */
+	/* an idle sweep still running: the code goes once init acked it;
+	 * else the driver, stopped since the last block, runs again */
+	if (!j->sweeping && thaw(j) < 0) {
+		jail_kill(j, WB_ERROR);
+		return 0;
+	}
 	wloop_rearm(&sv->loop, &j->ctl_src, j->sweeping ? EPOLLIN : EPOLLIN | EPOLLOUT);
 	wloop_timer_set(&j->tick_src, TICK_MS, TICK_MS);
 	wloop_rearm(&sv->loop, &j->tick_src, EPOLLIN);

@@ -58,7 +58,9 @@ struct sv_jail {
 	bool doomed;                    /* destroyed meanwhile: finished at the answer */
 	uint32_t attach_tag;
 	struct sv_jail *attach_next;
-	bool sweeping;                  /* JAIL_SIG_SWEEP sent, no SWEPT yet */
+	bool sweeping;                  /* JAIL_SIG_FREEZE sent, no SWEPT yet */
+	bool frozen;                    /* JAIL_SIG_FREEZE sent: the driver stays
+	                                 * stopped until a block thaws it */
 	bool sweep_late;                /* killed because init never acked it */
 	bool done_pending;              /* "D" read: the RESULT waits for SWEPT */
 	int done_status;

@@ -17,9 +17,16 @@
 /* A bind or tmpfs in the jail's root, computed by the parent from the
  * policy before clone (jail/plan.c) so the child only executes a list. */
 enum wmount_kind { WM_BIND_RO, WM_BIND_RW, WM_TMPFS, WM_HIDE };
+/* Where read-only binds that lie below a tmpfs are mounted (jail/plan.c,
+ * plan_relocate); no policy path may be there. */
+#define WPLAN_RELOC "/.warden-ro"
 struct wmount {
 	enum wmount_kind kind;
-	char *path;          /* absolute: the target inside the jail (the policy's path) */
+	char *path;          /* absolute: the policy's path, on the host and in the jail */
+	char *at;            /* where it is mounted in the jail: path, or, for a
+	                      * read-only bind below a tmpfs and all below it, the
+	                      * same path under WPLAN_RELOC (jail/plan.c) */
+	bool link;           /* relocated: a symlink at path leads to at */
 	uint64_t size;       /* tmpfs only */
 	bool optional;       /* missing source is skipped, not an error */
 	/* binds only: the source, resolved once by the parent (jail/plan.c) */
@@ -115,11 +122,16 @@ int jail_finish(struct jail *j, struct werr *err);
 int jail_go(struct jail *j, struct werr *err);
 void jail_abort(struct jail *j);
 
-/* Ask init to SIGKILL every process of the jail but itself and the program;
- * it answers JAIL_EV_SWEPT on sync_fd once none is left alive.  The signal
- * is reserved: init acts on it only when it comes from outside the jail. */
-#define JAIL_SIG_SWEEP (SIGRTMIN + 2)
-int jail_sweep(const struct jail *j);
+/* Ask init to SIGKILL every process of the jail but itself and the
+ * program, and to stop the program (SIGSTOP: every thread of it); it
+ * answers JAIL_EV_SWEPT on sync_fd once nobody else is alive and the
+ * program is stopped, so nothing of the jail runs until jail_thaw
+ * continues the program (SIGCONT).  The signals are reserved: init acts on
+ * them only when they come from outside the jail. */
+#define JAIL_SIG_FREEZE (SIGRTMIN + 2)
+#define JAIL_SIG_THAW (SIGRTMIN + 3)
+int jail_freeze(const struct jail *j);
+int jail_thaw(const struct jail *j);
 
 /* One report of init, without blocking: JAIL_EV_STATUS also sets
  * have_status/status.  Malformed frames are skipped.  At JAIL_EV_EOF

@@ -19,6 +19,10 @@ setup() {
 		> "$CFG/warden/profiles/cpu1.json"
 	printf '%s\n' '{"name":"bg","extends":"workspace","limits":{"wall_time":"3s","background":true}}' \
 		> "$CFG/warden/profiles/bg.json"
+	printf '%s\n' '{"name":"bgcpu","extends":"workspace","limits":{"wall_time":"60s","cpu_time":"1s","background":true}}' \
+		> "$CFG/warden/profiles/bgcpu.json"
+	printf '%s\n' '{"name":"frz","extends":"workspace","limits":{"wall_time":"2s","cpu_time":"2s"}}' \
+		> "$CFG/warden/profiles/frz.json"
 	printf '%s\n' '{"name":"fds64","extends":"workspace","limits":{"open_files":64}}' \
 		> "$CFG/warden/profiles/fds64.json"
 	BROKER="$(dirname "$WARDEN")/warden-broker"
@@ -69,8 +73,16 @@ serve_client() {
 	serve_client leftovers --profile short
 }
 
-@test "serve: a forged D on the control fd: cpu burnt between blocks counts, jail killed" {
-	serve_client forged_done --profile cpu1
+@test "serve: a forged D under limits.background: cpu burnt between blocks counts, jail killed" {
+	serve_client forged_done --profile bgcpu
+}
+
+@test "serve: a thread left in the driver by a forged D runs nothing between blocks (issue 18)" {
+	serve_client frozen_between --profile frz --pool 0
+}
+
+@test "serve: a process whose main thread exited is killed at the block's end (issue 18)" {
+	serve_client leader_exited --profile short --pool 0
 }
 
 @test "serve: limits.background keeps a job across blocks until the wall time" {

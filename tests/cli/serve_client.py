@@ -12,6 +12,7 @@ import json
 import os
 import queue
 import random
+import shlex
 import signal
 import subprocess
 import sys
@@ -641,6 +642,130 @@ def sc_forged_done(s, args):
     out, err, res, _ = s.run(sid, "python", "print(1)")
     ok_result(res, "the block after")
     check(res.get("fresh_jail") is True, "a fresh jail: %s" % res)
+
+
+def jail_tasks(s):
+    """Every thread of every process of the server's jails but their
+    inits, seen from the host: (pid, tid, state) from /proc, the jails'
+    processes found from their inits down (task/*/children).  With a
+    pool, its ready jails are among them: use --pool 0 to see only the
+    sessions' jails."""
+    out, todo = [], []
+    for init in jail_inits(s):
+        todo += [c for c in children_all(init)]
+    seen = set()
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        todo += children_all(pid)
+        try:
+            tids = [int(t) for t in os.listdir("/proc/%d/task" % pid)]
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            out.append((pid, tid, state))
+    return out
+
+
+def children_all(pid):
+    """The children of every thread of pid (a leader that exited keeps
+    its threads' children in their own children files)."""
+    kids = []
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return kids
+    for t in tids:
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, t)) as f:
+                kids += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    return kids
+
+
+def check_still(s, path, what, quiet=1.5):
+    """Between blocks nothing of the jail runs: every thread of it but
+    init's is stopped (T) or dead (Z), judged from the host, and path (a
+    file a jailed thread appends to every 0.1 s) does not grow for
+    `quiet` seconds (there is no event to wait for when nothing happens)."""
+    running = [t for t in jail_tasks(s) if t[2] not in ("T", "t", "Z", "X")]
+    check(not running, "%s: jailed threads run between blocks (pid, tid, state): %s" %
+          (what, running))
+    size = os.path.getsize(path)
+    time.sleep(quiet)
+    now = os.path.getsize(path)
+    check(now == size, "%s: %s grew between blocks from %d to %d bytes" % (what, path, size, now))
+
+
+TICKER = ("import os, threading, time\n"
+          "def tick():\n"
+          "    while True:\n"
+          "        with open(%r, 'a') as f: f.write('x')\n"
+          "        time.sleep(0.1)\n"
+          "threading.Thread(target=tick, daemon=True).start()\n"
+          "while not os.path.exists(%r): time.sleep(0.01)\n")
+
+
+def sc_frozen_between(s, args):
+    """Issue 18, finding 2: a thread left in the driver by a block that
+    forged its end ("D 0" on its stdout, stderr and, once, the control
+    socket; then waiting for ever) runs nothing between blocks; it runs
+    again once a block is sent."""
+    m = "%06d" % random.randint(0, 999999)
+    path = os.path.join(args["workspace"], "tick-" + m)
+    sid = s.open()
+    code = (TICKER % (path, path) +
+            # one line: the driver's next active line (an "A" after the
+            # forged "D") would end the jail at once (supervisor/rich.c)
+            "os.write(1, b'D 0\\n'); os.write(2, b'D 0\\n'); "
+            "os.write(4, b'D 0\\n'); time.sleep(1000)\n")
+    out, err, res, _ = s.run(sid, "python", code)
+    check(res.get("event") == "result" and res.get("reason") == "exited" and
+          res.get("state_lost") is False, "the forged block ends, its jail kept: %s" % res)
+    check_still(s, path, "after a forged D")
+    # the next block thaws the jail: the ticker runs again (the driver's
+    # main thread still sleeps in the first block, so this one times out)
+    size = os.path.getsize(path)
+    rid = s.start(sid, "python", "print(2)")
+    wait_until(lambda: os.path.getsize(path) > size, "the thread runs again in the next block")
+    out, err, res, _ = s.collect(rid)
+    check(res.get("reason") == "timeout", "the block behind the stuck driver: %s" % res)
+    out, err, res, _ = s.run(sid, "python", "print(3)")
+    ok_result(res, "the block after the timeout")
+    check(out == "3\n" and res.get("fresh_jail") is True, "a fresh jail: %r %s" % (out, res))
+
+
+def sc_leader_exited(s, args):
+    """Issue 18, finding 2: a background process whose main thread has
+    exited (SYS_exit: the leader is a zombie, its thread runs on) is
+    killed at the block's end like any other."""
+    m = "%06d" % random.randint(0, 999999)
+    path = os.path.join(args["workspace"], "tick-" + m)
+    prog = (TICKER % (path, path) +
+            "import ctypes\n"
+            "ctypes.CDLL(None).syscall(60, 0)\n")   # exit(2) of the main thread only
+    code = "python3 -c %s &\nwhile [ ! -e %s ]; do sleep 0.01; done\necho started\n" % (
+        shlex.quote(prog), shlex.quote(path))
+    sid = s.open()
+    out, err, res, _ = s.run(sid, "shell", code)
+    ok_result(res, "the block starting the process")
+    check(out == "started\n", "output: %r (stderr %r)" % (out, err))
+    check_still(s, path, "after a block whose process's leader exited")
+    out, err, res, _ = s.run(sid, "shell", "echo still here")
+    ok_result(res, "the next block")
+    check(out == "still here\n" and res.get("fresh_jail") is False,
+          "the session goes on in the same jail: %r %s" % (out, res))
+    size = os.path.getsize(path)
+    check_still(s, path, "after the next block")
+    check(os.path.getsize(path) == size, "the process came back in the next block")
 
 
 def sc_background(s, args):
