@@ -463,8 +463,8 @@ on_tty() {
 # check (the kernel skips it for special files), so under `strict` the
 # read-only workspace alone would let the jail write into a FIFO the host
 # reads.  Only Landlock (no write right there) refuses it.  The workspace is
-# under /var/tmp: under /tmp, the jail's writable /tmp tmpfs would grant
-# Landlock write rights to everything beneath it (tests/pending/).
+# under /var/tmp, below no tmpfs of the jail; under /tmp or $HOME it is
+# relocated out from under the tmpfs (landlock_under_tmpfs.bats).
 @test "security: Landlock is applied: under strict, a host FIFO in the workspace is not writable" {
 	local ws fifo line ff
 	ws=$(mktemp -d /var/tmp/warden-ws.XXXXXX)
