@@ -85,37 +85,130 @@ static int broker_identity(const char *user, uid_t *uid, gid_t *gid, struct werr
 	return 0;
 }
 
+static bool path_below(const char *path, const char *base)
+{
+	size_t n = strlen(base);
+	return !strncmp(path, base, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Walk path (absolute) from the trusted base, creating what is missing
+ * (0700), following no link: jailed code whose workspace holds these
+ * directories could have made any component below the caller's home a
+ * symlink to somewhere else of the person's (~/.ssh), which the broker's
+ * Landlock rules would then open to it.  The base is the caller's home
+ * (realpath: the system's own layout above it is trusted) when path lies
+ * below it, else /.  Returns an O_RDONLY|O_DIRECTORY fd; *created tells
+ * whether the last component was made here. */
+static int walk_user_dir(const char *path, bool *created, struct werr *err)
+{
+	char home[PATH_MAX], buf[PATH_MAX], sofar[PATH_MAX];
+	const char *rest = path;
+	char *comp, *next;
+	int dir;
+
+	*created = false;
+	if (realpath(sv_caller_home(), home) && path_below(path, sv_caller_home()) &&
+	    strcmp(home, "/")) {
+		rest = path + strlen(sv_caller_home());
+		snprintf(sofar, sizeof(sofar), "%s", sv_caller_home());
+		dir = open(home, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		sofar[0] = '\0';
+		dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (dir < 0)
+		return werr_set(err, errno, "opening %s", sofar[0] ? sofar : "/");
+	if (snprintf(buf, sizeof(buf), "%s", rest) >= (int)sizeof(buf)) {
+		close(dir);
+		return werr_set(err, ENAMETOOLONG, "%s", path);
+	}
+	for (comp = buf; comp; comp = next) {
+		struct stat st;
+		int fd;
+
+		while (*comp == '/')
+			comp++;
+		next = strchr(comp, '/');
+		if (next)
+			*next++ = '\0';
+		if (!*comp)
+			continue;
+		if (strlen(sofar) + strlen(comp) + 2 > sizeof(sofar)) {
+			close(dir);
+			return werr_set(err, ENAMETOOLONG, "%s", path);
+		}
+		strcat(sofar, "/");
+		strcat(sofar, comp);
+		fd = openat(dir, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT) {
+			if (mkdirat(dir, comp, 0700) < 0 && errno != EEXIST) {
+				int e = errno;
+				close(dir);
+				return werr_set(err, e, "creating %s", sofar);
+			}
+			*created = !next || !*next;
+			fd = openat(dir, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		}
+		close(dir);
+		if (fd < 0)
+			return werr_set(err, errno, "opening %s", sofar);
+		if (fstat(fd, &st) < 0) {
+			close(fd);
+			return werr_set(err, errno, "opening %s", sofar);
+		}
+		if (S_ISLNK(st.st_mode)) {
+			close(fd);
+			return werr_set(err, 0, "%s is a symlink; warden does not follow one on the way "
+			                "to its own directories (jailed code whose workspace holds them "
+			                "could have made it): remove it, or set XDG_CONFIG_HOME and "
+			                "XDG_DATA_HOME to paths without one", sofar);
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			close(fd);
+			return werr_set(err, ENOTDIR, "%s", sofar);
+		}
+		dir = fd;
+	}
+	{
+		int d = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int e = errno;
+		close(dir);
+		if (d < 0)
+			return werr_set(err, e, "opening %s", path);
+		return d;
+	}
+}
+
 /* One of the caller's warden directories, opened for the broker; created
- * when missing.  As root a directory made here gets the broker's group,
- * setgid (what the broker creates inside keeps the group) and mode.  An
- * existing directory is never changed: the broker reports one it cannot
+ * when missing, reached without following a link (walk_user_dir), and
+ * owned by the caller.  As root a directory made here gets the broker's
+ * group, setgid (what the broker creates inside keeps the group) and mode.
+ * An existing directory is never changed: the broker reports one it cannot
  * use, naming it and the fix. */
 static int open_user_dir(const char *path, bool drop, gid_t gid, mode_t mode, struct werr *err)
 {
-	_cleanup_free_ char *parent = xstrdup(path);
-	char *slash = strrchr(parent, '/');
 	bool created;
 	struct stat st;
-	int fd;
+	int fd = walk_user_dir(path, &created, err);
 
-	if (slash && slash != parent) {
-		*slash = '\0';
-		if (mkdir_p(parent, 0700, err) < 0)
-			return -1;
-	}
-	created = mkdir(path, 0700) == 0;
-	if (!created && errno != EEXIST)
-		return werr_set(err, errno, "creating %s", path);
-	/* a directory made just now is opened without following a link: what
-	 * gets the group below is that directory, nothing swapped in */
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (created ? O_NOFOLLOW : 0));
 	if (fd < 0)
-		return werr_set(err, errno, "opening %s", path);
+		return -1;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return werr_set(err, e, "opening %s", path);
+	}
+	if (st.st_uid != getuid()) {
+		struct passwd *pw = getpwuid(st.st_uid);
+		close(fd);
+		return werr_set(err, 0, "%s is owned by %s, not by you: warden uses only directories "
+		                "of its caller; remove it or set XDG_CONFIG_HOME and XDG_DATA_HOME",
+		                path, pw ? pw->pw_name : "another user");
+	}
 	if (created && drop) {
 		/* Privileged step: give the broker's group a directory root has just
-		 * made, checked to be a real directory owned by root. */
-		if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
-		    fchown(fd, 0, gid) < 0 || fchmod(fd, mode) < 0) {
+		 * made, checked to be a real directory owned by root (above). */
+		if (fchown(fd, 0, gid) < 0 || fchmod(fd, mode) < 0) {
 			int e = errno;
 			close(fd);
 			return werr_set(err, e, "giving the broker's group %s", path);

@@ -136,3 +136,33 @@ replay_chat() {
 	[[ "$output" == *"$XDG_CONFIG_HOME/warden/config.json"* ]]
 	[[ "$output" == *"chmod g+r"* ]]
 }
+
+@test "broker: a data dir that is a symlink (planted by jailed code) is refused, nothing written where it leads (G192)" {
+	mkdir -p "$T/elsewhere" "$XDG_DATA_HOME"
+	ln -s "$T/elsewhere" "$XDG_DATA_HOME/warden"
+	replay_chat
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"$XDG_DATA_HOME/warden"*symlink* ]]
+	[ -z "$(ls -A "$T/elsewhere")" ]
+}
+
+@test "broker: a symlink on the way to the config dir is refused too (G192)" {
+	mkdir -p "$T/realconfig"
+	ln -s "$T/realconfig" "$XDG_CONFIG_HOME"
+	replay_chat
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"$XDG_CONFIG_HOME"*symlink* ]]
+	[ ! -e "$T/realconfig/warden" ]
+}
+
+@test "broker: a data dir owned by someone else is refused (G192)" {
+	is_root || skip "only root can make a directory another user owns"
+	mkdir -p "$XDG_DATA_HOME/warden"
+	chown nobody "$XDG_DATA_HOME/warden"
+	replay_chat
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"$XDG_DATA_HOME/warden"*owned* ]]
+}
