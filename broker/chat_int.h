@@ -31,6 +31,7 @@ struct chat {
 	json_object *audit_ids;       /* sessions opened */
 	bool fatal;                   /* the supervisor is gone */
 	bool limits_told;             /* the weaker-limits line was shown */
+	bool home_told;               /* the home-in-workspace line was shown */
 };
 
 /* A string member of a message, NULL when absent. */

@@ -313,6 +313,22 @@ static void tell_weak_limits(struct chat *c)
 		        none, none[0] ? " enforced by nothing" : "");
 }
 
+/* Once per chat: the workspace holds the person's home, so its startup
+ * files, settings and credentials are protected (SECURITY.md G190-G192). */
+static void tell_home(struct chat *c)
+{
+	json_object *o = c->sess.jail_json ? json_tokener_parse(c->sess.jail_json) : NULL, *v;
+
+	if (!c->home_told && o && json_object_object_get_ex(o, "home_in_workspace", &v) &&
+	    json_object_get_boolean(v))
+		ui_note(&c->ui, "[your home directory is in the workspace: what your machine runs or "
+		        "trusts there (shell startup files, git and editor settings, user units, "
+		        "~/.local/bin) is read-only or kept from being created, and credentials and "
+		        "histories are hidden; `warden policy show --catalog` lists them]");
+	c->home_told = true;
+	json_object_put(o);
+}
+
 int chat_open_session(struct chat *c)
 {
 	struct werr err = { 0 };
@@ -329,6 +345,7 @@ int chat_open_session(struct chat *c)
 	c->sess_open = true;
 	json_object_array_add(c->audit_ids, json_object_new_string(c->sess.audit_id));
 	tell_weak_limits(c);
+	tell_home(c);
 	if (c->verbose)
 		ui_note(&c->ui, "[sandbox session %s opened, profile %s]", c->sess.audit_id,
 		        chat_profile_name(c));

@@ -20,6 +20,14 @@ void wlog_error(const char *fmt, ...)
 	va_end(ap);
 }
 
+void wlog_info(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vlog("", fmt, ap);
+	va_end(ap);
+}
+
 void wlog_warn(const char *fmt, ...)
 {
 	va_list ap;

@@ -473,6 +473,7 @@ int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 	}
 	out->host_uid = plan.host_uid;
 	out->host_gid = plan.host_gid;
+	out->protect = plan.protect;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
 		jail_plan_free(&plan);
 		return werr_set(err, errno, "socketpair");

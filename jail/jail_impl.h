@@ -7,15 +7,21 @@
 /* A computed mount plan (jail/plan.c), built in the parent before clone. */
 struct wplan {
 	struct wmount *m;
-	size_t n;
+	size_t n, cap;
 	uid_t uid;  /* the jail's ids inside its user namespace: the caller's */
 	gid_t gid;
 	uid_t host_uid;  /* what they map to on the host: the caller's own ids, */
 	gid_t host_gid;  /* or as root the slot's (jail/idmap.c) */
 	int slot_fd;     /* as root, the slot's lock (moves to struct jail), else -1 */
+	struct wprotect_stats protect;   /* jail/protect.c's counts */
 };
 int jail_plan(const struct jail_spec *spec, struct wplan *plan, struct werr *err);
 void jail_plan_free(struct wplan *plan);
+/* jail/protect.c: the protected and hidden paths inside the writable binds
+ * of plan (and the workspace), given to add one by one. */
+int jail_protect(const struct jail_spec *spec, struct wplan *plan,
+                 int (*add)(struct wplan *, const char *, enum wmount_kind, struct werr *),
+                 struct werr *err);
 
 /* jail/idmap.c: as root, take a host uid slot and idmap the workspace and
  * the read-write binds to it (tree_fd); then clone3 from a helper holding

@@ -503,6 +503,96 @@ static int hide_path(const char *path, struct werr *err)
 	return r;
 }
 
+/* --- protected paths (jail/protect.c) ------------------------------------ */
+
+/* A path of the jail's own tree (inside the workspace, already bound)
+ * bound onto itself: read-only (WM_PROTECT), or read-write (WM_PIN: a
+ * mount point cannot be renamed or removed).  Cloned from the jail's tree,
+ * so as root it keeps the workspace's idmapping.  A path gone since the
+ * plan needs nothing; one that became a symlink meanwhile (another
+ * session's jail) is covered instead, never followed. */
+static int cover_path(const char *path, struct werr *err);
+
+static int self_bind(const char *path, bool ro, struct werr *err)
+{
+	struct stat st;
+	int target = open_target(path, TGT_HIDE, err), tree, r;
+
+	if (target < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			return werr_wrap(err, "protecting %s", path);
+		werr_clear(err);
+		return 0;
+	}
+	if (fstat(target, &st) < 0) {
+		retire(target);
+		return werr_set(err, errno, "protecting %s", path);
+	}
+	if (S_ISLNK(st.st_mode) || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode))) {
+		retire(target);
+		return cover_path(path, err);
+	}
+	tree = (int)syscall(SYS_open_tree, target, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+	                    AT_EMPTY_PATH | AT_RECURSIVE);
+	if (tree < 0) {
+		retire(target);
+		return werr_set(err, errno, "protecting %s", path);
+	}
+	r = attach_tree(tree, target, ro, path, err);
+	retire(tree);
+	retire(target);
+	return r;
+}
+
+/* An empty regular file in the jail's root tmpfs, the source of every file
+ * cover: a bind of it sealed read-only, so a write gets EROFS (a /dev/null
+ * would swallow it and let a program think it was kept).  It stays: an
+ * unlinked file still bound elsewhere would keep the root from being
+ * remounted read-only (EBUSY). */
+#define EMPTY_FILE "/.warden-empty"
+static bool empty_made;
+
+/* An empty read-only file or directory over path (a placeholder, or a
+ * symlink or special file at a protected path), reached like a hide. */
+static int cover_path(const char *path, struct werr *err)
+{
+	struct stat st;
+	int target = open_target(path, TGT_HIDE, err), tree, r;
+
+	if (target < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			return werr_wrap(err, "covering %s", path);
+		werr_clear(err);
+		return 0;
+	}
+	if (fstat(target, &st) < 0) {
+		retire(target);
+		return werr_set(err, errno, "covering %s", path);
+	}
+	if (S_ISDIR(st.st_mode)) {
+		r = mask_dir[0] ? copy_mask(mask_dir, target, path, err)
+		                : tmpfs_at(target, path, 4096, "0555", true, err);
+		retire(target);
+		return r;
+	}
+	if (!empty_made) {
+		if (mknod(EMPTY_FILE, S_IFREG | 0444, 0) < 0) {
+			retire(target);
+			return werr_set(err, errno, "creating " EMPTY_FILE);
+		}
+		empty_made = true;
+	}
+	tree = (int)syscall(SYS_open_tree, AT_FDCWD, EMPTY_FILE, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0) {
+		retire(target);
+		return werr_set(err, errno, "covering %s", path);
+	}
+	r = attach_tree(tree, target, true, path, err);
+	retire(tree);
+	retire(target);
+	return r;
+}
+
 /* A read-only bind relocated out from under a tmpfs (jail/plan.c,
  * plan_relocate): a symlink at its own path, in that tmpfs, leads to where
  * it is mounted; the directories on the way are created there. */
@@ -788,8 +878,13 @@ int jail_mounts(const struct jail_spec *spec, const struct wplan *plan, struct w
 		case WM_TMPFS:
 			r = plan_tmpfs(m, err);
 			break;
+		case WM_PIN:
+		case WM_PROTECT:
+			r = self_bind(m->at, m->kind == WM_PROTECT, err);
+			break;
 		case WM_HIDE:
-			continue; /* after /dev exists: hides use /dev/null */
+		case WM_COVER:
+			continue; /* after /dev and /proc exist: hides use /dev/null, covers the masks */
 		}
 		if (r < 0)
 			return -1;
@@ -797,7 +892,8 @@ int jail_mounts(const struct jail_spec *spec, const struct wplan *plan, struct w
 	if (build_dev(err) < 0 || build_proc(err) < 0)
 		return -1;
 	for (i = 0; i < plan->n; i++)
-		if (plan->m[i].kind == WM_HIDE && hide_path(plan->m[i].at, err) < 0)
+		if ((plan->m[i].kind == WM_HIDE && hide_path(plan->m[i].at, err) < 0) ||
+		    (plan->m[i].kind == WM_COVER && cover_path(plan->m[i].at, err) < 0))
 			return -1;
 	for (i = 0; i < plan->n; i++)
 		if (plan->m[i].link && link_relocated(&plan->m[i], err) < 0)

@@ -13,7 +13,41 @@
 #include "jail_impl.h"
 #include "warden/util.h"
 
-static int plan_add(struct wplan *plan, size_t *cap, enum wmount_kind kind,
+static void plan_grow(struct wplan *plan)
+{
+	if (plan->n < plan->cap)
+		return;
+	plan->cap = plan->cap ? plan->cap * 2 : 16;
+	plan->m = realloc(plan->m, plan->cap * sizeof(*plan->m));
+	if (!plan->m)
+		abort();
+}
+
+/* jail/protect.c's entries: absolute paths inside the writable binds (or
+ * the workspace), no variable in them.  A path the policy already lists
+ * keeps the policy's mount, unless it was a read-write bind: a protected
+ * or hidden path is never left writable by a wider listing (a profile
+ * drops a catalog entry by naming it in unprotect/unhide). */
+static int plan_add_abs(struct wplan *plan, const char *path, enum wmount_kind kind,
+                        struct werr *err)
+{
+	for (size_t i = 0; i < plan->n; i++) {
+		struct wmount *m = &plan->m[i];
+
+		if (strcmp(m->path, path))
+			continue;
+		if (m->kind == WM_BIND_RW && kind != WM_PIN)
+			m->kind = kind;
+		return 0;
+	}
+	plan_grow(plan);
+	plan->m[plan->n++] = (struct wmount){ .kind = kind, .path = xstrdup(path),
+	                                       .optional = true, .src_fd = -1, .tree_fd = -1 };
+	(void)err;
+	return 0;
+}
+
+static int plan_add(struct wplan *plan, enum wmount_kind kind,
                     const char *raw, const struct jail_spec *spec, uint64_t size,
                     bool optional, struct werr *err)
 {
@@ -38,12 +72,7 @@ static int plan_add(struct wplan *plan, size_t *cap, enum wmount_kind kind,
 		free(path);
 		return 0;
 	}
-	if (plan->n == *cap) {
-		*cap = *cap ? *cap * 2 : 16;
-		plan->m = realloc(plan->m, *cap * sizeof(*plan->m));
-		if (!plan->m)
-			return werr_set(err, ENOMEM, "mount plan");
-	}
+	plan_grow(plan);
 	plan->m[plan->n++] = (struct wmount){ .kind = kind, .path = path, .size = size,
 	                                       .optional = optional, .src_fd = -1,
 	                                       .tree_fd = -1 };
@@ -240,7 +269,7 @@ static bool home_in_workspace(const struct jail_spec *spec, const char *raw)
 int jail_plan(const struct jail_spec *spec, struct wplan *plan, struct werr *err)
 {
 	const struct wpolicy *p = spec->pol;
-	size_t cap = 0, i;
+	size_t i;
 
 	memset(plan, 0, sizeof(*plan));
 	plan->uid = getuid();
@@ -250,32 +279,38 @@ int jail_plan(const struct jail_spec *spec, struct wplan *plan, struct werr *err
 	plan->slot_fd = -1;
 
 	for (i = 0; i < p->read_only.n; i++)
-		if (plan_add(plan, &cap, WM_BIND_RO, p->read_only.v[i], spec, 0,
+		if (plan_add(plan, WM_BIND_RO, p->read_only.v[i], spec, 0,
 		             wstrv_contains(&p->optional, p->read_only.v[i]), err) < 0)
 			goto fail;
 	for (i = 0; i < p->optional.n; i++)
-		if (plan_add(plan, &cap, WM_BIND_RO, p->optional.v[i], spec, 0, true, err) < 0)
+		if (plan_add(plan, WM_BIND_RO, p->optional.v[i], spec, 0, true, err) < 0)
 			goto fail;
 	for (i = 0; i < p->read_write.n; i++)
-		if (plan_add(plan, &cap, WM_BIND_RW, p->read_write.v[i], spec, 0, false, err) < 0)
+		if (plan_add(plan, WM_BIND_RW, p->read_write.v[i], spec, 0, false, err) < 0)
 			goto fail;
 	/* The workspace is always there: read-write or read-only per policy. */
-	if (plan_add(plan, &cap, p->workspace_writable ? WM_BIND_RW : WM_BIND_RO,
+	if (plan_add(plan, p->workspace_writable ? WM_BIND_RW : WM_BIND_RO,
 	             "$WORKSPACE", spec, 0, false, err) < 0)
 		goto fail;
 	for (i = 0; i < p->n_tmpfs; i++) {
 		if (home_in_workspace(spec, p->tmpfs[i].path))
 			continue;
-		if (plan_add(plan, &cap, WM_TMPFS, p->tmpfs[i].path, spec, p->tmpfs[i].size,
+		if (plan_add(plan, WM_TMPFS, p->tmpfs[i].path, spec, p->tmpfs[i].size,
 		             false, err) < 0)
 			goto fail;
 	}
 	for (i = 0; i < p->hide.n; i++)
-		if (plan_add(plan, &cap, WM_HIDE, p->hide.v[i], spec, 0, true, err) < 0)
+		if (plan_add(plan, WM_HIDE, p->hide.v[i], spec, 0, true, err) < 0)
 			goto fail;
 	for (char *const *h = spec->hide_extra; h && *h; h++)
-		if (plan_add(plan, &cap, WM_HIDE, *h, spec, 0, true, err) < 0)
+		if (plan_add(plan, WM_HIDE, *h, spec, 0, true, err) < 0)
 			goto fail;
+	/* what the host runs or trusts inside the workspace, and credentials:
+	 * after the policy's own entries, which they may strengthen */
+	wtiming("plan: policy");
+	if (jail_protect(spec, plan, plan_add_abs, err) < 0)
+		goto fail;
+	wtiming("plan: protect");
 
 	for (i = 0; i < plan->n; i++) {
 		const char *q = plan->m[i].path;
@@ -322,5 +357,5 @@ void jail_plan_free(struct wplan *plan)
 	closep(&plan->slot_fd);
 	plan->slot_fd = -1;
 	plan->m = NULL;
-	plan->n = 0;
+	plan->n = plan->cap = 0;
 }

@@ -66,6 +66,7 @@ int wsrc_err_val(const struct wsrc *s, const char *path, struct werr *err, const
 enum wfield {
 	F_NAME, F_DESCRIPTION, F_EXTENDS,
 	F_READ_ONLY, F_READ_WRITE, F_OPTIONAL, F_TMPFS, F_HIDE,
+	F_PROTECT, F_UNPROTECT, F_UNHIDE,
 	F_NET_MODE, F_NET_ALLOW,
 	F_MEMORY, F_PIDS, F_CPUS, F_WALL_TIME, F_CPU_TIME, F_FILE_SIZE,
 	F_OPEN_FILES, F_OUTPUT, F_BACKGROUND,

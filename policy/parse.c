@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "warden/catalog.h"
 #include "warden/filter.h"
 #include "warden/util.h"
 
@@ -29,6 +30,7 @@ enum kkind {
 	K_DENY_ACTION,  /* "errno" | "kill" */
 	K_BOOL,
 	K_SYSCALLS,     /* list of syscall names */
+	K_CATNAMES,     /* list of catalog entries' names (warden/catalog.h) */
 	K_ENV_NAMES,    /* list of variable names */
 	K_ENV_SET,      /* {NAME: value} */
 };
@@ -48,6 +50,9 @@ static const struct keydef filesystem_keys[] = {
 	{ "optional",   K_PATHS, F_OPTIONAL,   NULL, "[\"/etc/ssl\"]", 0 },
 	{ "tmpfs",      K_TMPFS, F_TMPFS,      NULL, "{\"/tmp\": \"512M\"}", 0 },
 	{ "hide",       K_PATHS, F_HIDE,       NULL, "[\"$WORKSPACE/.env\"]", 0 },
+	{ "protect",    K_PATHS, F_PROTECT,    NULL, "[\"$WORKSPACE/deploy.sh\"]", 0 },
+	{ "unprotect",  K_CATNAMES, F_UNPROTECT, NULL, "[\".git\", \"~/.gitconfig\"]", 0 },
+	{ "unhide",     K_CATNAMES, F_UNHIDE,  NULL, "[\"~/.bash_history\"]", 0 },
 	{ NULL, 0, 0, NULL, NULL, 0 }
 };
 
@@ -206,6 +211,9 @@ struct wstrv *policy_strv_field(struct wpolicy *p, int f)
 	case F_READ_WRITE:  return &p->read_write;
 	case F_OPTIONAL:    return &p->optional;
 	case F_HIDE:        return &p->hide;
+	case F_PROTECT:     return &p->protect;
+	case F_UNPROTECT:   return &p->unprotect;
+	case F_UNHIDE:      return &p->unhide;
 	case F_NET_ALLOW:   return &p->net_allow;
 	case F_ALLOW_EXTRA: return &p->allow_extra;
 	case F_DENY_EXTRA:  return &p->deny_extra;
@@ -355,6 +363,42 @@ static int read_paths(struct pctx *c, const struct keydef *k, const char *path, 
 			                    "hidden; hide files inside it instead, e.g. "
 			                    "\"$WORKSPACE/.env\"");
 		wstrv_push(out, norm);
+	}
+	return 0;
+}
+
+/* Names of catalog entries to drop (unprotect, unhide): each exactly as
+ * the catalog lists it, and of the catalog the key is about. */
+static int read_catnames(struct pctx *c, const struct keydef *k, const char *path, json_object *v)
+{
+	struct wstrv *out = policy_strv_field(c->p, k->field);
+	unsigned want = k->field == F_UNPROTECT ? WCAT_PROTECT : WCAT_HIDE;
+	size_t i, n;
+
+	if (expect_array(c, k, path, v) < 0)
+		return -1;
+	n = json_object_array_length(v);
+	for (i = 0; i < n; i++) {
+		_cleanup_free_ char *epath = xasprintf("%s[%zu]", path, i);
+		const struct wcat_entry *e;
+		const char *s = elem_str(c, k, epath, json_object_array_get_idx(v, i), "names");
+
+		if (!s)
+			return -1;
+		e = wcat_find(s);
+		if (!e)
+			return wsrc_err_val(c->s, epath, c->err, "\"%s\" in \"%s\" is not an entry of "
+			                    "warden's catalogs; name one exactly as `warden policy show "
+			                    "--catalog` lists it (e.g. \".git\", \"~/.gitconfig\")", s, k->key);
+		if (!(e->what & want))
+			return wsrc_err_val(c->s, epath, c->err, "\"%s\" is %s, not %s; name it in "
+			                    "\"%s\" instead", s, want == WCAT_PROTECT ? "hidden" : "protected",
+			                    want == WCAT_PROTECT ? "protected" : "hidden",
+			                    want == WCAT_PROTECT ? "unhide" : "unprotect");
+		if (wstrv_contains(out, s))
+			return wsrc_err_val(c->s, epath, c->err, "\"%s\" is listed twice in \"%s\"; "
+			                    "remove one", s, k->key);
+		wstrv_push(out, s);
 	}
 	return 0;
 }
@@ -728,7 +772,8 @@ static const char *section_of(const char *key, const struct keydef *skip)
 static bool appendable(enum kkind kind)
 {
 	return kind == K_PATHS || kind == K_TMPFS || kind == K_HOSTPORTS ||
-	       kind == K_SYSCALLS || kind == K_ENV_NAMES || kind == K_ENV_SET;
+	       kind == K_SYSCALLS || kind == K_ENV_NAMES || kind == K_ENV_SET ||
+	       kind == K_CATNAMES;
 }
 
 static int unknown_key(struct pctx *c, const char *where, const char *kpath, const char *key,
@@ -867,6 +912,9 @@ static int read_key(struct pctx *c, const struct keydef *k, const char *path, js
 		break;
 	case K_SYSCALLS:
 		r = read_syscalls(c, k, path, v);
+		break;
+	case K_CATNAMES:
+		r = read_catnames(c, k, path, v);
 		break;
 	case K_ENV_NAMES:
 		r = read_env_names(c, k, path, v);

@@ -188,6 +188,9 @@ char *policy_to_json(const struct wpolicy *p)
 		put_size(&o, p->tmpfs[i].path, p->tmpfs[i].size);
 	close_obj(&o);
 	put_strv(&o, "hide", &p->hide);
+	put_strv(&o, "protect", &p->protect);
+	put_strv(&o, "unprotect", &p->unprotect);
+	put_strv(&o, "unhide", &p->unhide);
 	close_obj(&o);
 
 	open_obj(&o, "network");

@@ -73,6 +73,9 @@ void policy_free(struct wpolicy *p)
 		free(p->tmpfs[i].path);
 	free(p->tmpfs);
 	wstrv_free(&p->hide);
+	wstrv_free(&p->protect);
+	wstrv_free(&p->unprotect);
+	wstrv_free(&p->unhide);
 	wstrv_free(&p->net_allow);
 	wstrv_free(&p->allow_extra);
 	wstrv_free(&p->deny_extra);

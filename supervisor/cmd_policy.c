@@ -1,8 +1,10 @@
 /* warden policy check FILE... | show [NAME|FILE] | list */
+#include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "warden/catalog.h"
 #include "warden/log.h"
 #include "warden/policy.h"
 #include "warden/util.h"
@@ -10,13 +12,16 @@
 static void usage(FILE *f)
 {
 	fputs("usage: warden policy check FILE...\n"
-	      "       warden policy show [NAME|FILE]\n"
+	      "       warden policy show [NAME|FILE] [--catalog [--json|--markdown]]\n"
 	      "       warden policy list\n"
 	      "\n"
 	      "  check FILE...   validate policy files; errors are printed as FILE:LINE:COL\n"
 	      "  show NAME|FILE  print the effective policy (inheritance resolved, defaults\n"
 	      "                  filled in) as JSON that `check` accepts; default: workspace.\n"
-	      "                  An argument with a '/' or ending in .json is a file\n"
+	      "                  An argument with a '/' or ending in .json is a file.\n"
+	      "                  --catalog: the paths inside a writable workspace that every\n"
+	      "                  profile protects (read-only, cannot be created) or hides,\n"
+	      "                  with why, as this profile leaves them (unprotect, unhide)\n"
 	      "  list            the profiles available to --profile, and where each is from\n"
 	      "\n"
 	      "User profiles live in $XDG_CONFIG_HOME/warden/profiles/NAME.json\n"
@@ -65,28 +70,106 @@ static int do_check(int argc, char **argv)
 	return rc;
 }
 
+enum cat_fmt { CAT_TEXT, CAT_JSON, CAT_MARKDOWN };
+
+/* s as a JSON string, quoted (json-c escapes it). */
+static char *json_quote(const char *s)
+{
+	json_object *o = json_object_new_string(s);
+	char *q = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+	                                                    JSON_C_TO_STRING_NOSLASHESCAPE));
+
+	json_object_put(o);
+	return q;
+}
+
+/* The catalogs (warden/catalog.h) as profile p leaves them. */
+static void show_catalog(const struct wpolicy *p, enum cat_fmt fmt)
+{
+	if (fmt == CAT_MARKDOWN)
+		fputs("| path | where | what | group | why |\n|---|---|---|---|---|\n", stdout);
+	else if (fmt == CAT_JSON)
+		fputs("[", stdout);
+	else
+		printf("%-34s %-9s %-18s %s\n", "PATH", "WHAT", "GROUP", "WHY");
+	for (size_t i = 0; i < wcat_n; i++) {
+		const struct wcat_entry *e = &wcat_entries[i];
+		bool prot = (e->what & WCAT_PROTECT) && !wstrv_contains(&p->unprotect, e->name);
+		bool hid = (e->what & WCAT_HIDE) && !wstrv_contains(&p->unhide, e->name);
+		const char *what = prot && hid ? "both" : prot ? "protected" : hid ? "hidden" :
+		                   "dropped";
+		const char *where = e->base == WCAT_HOME ? "home" : "project";
+
+		if (fmt == CAT_MARKDOWN) {
+			printf("| `%s` | %s | %s | %s | %s |\n", e->name, where,
+			       (e->what & WCAT_PROTECT) && (e->what & WCAT_HIDE) ? "protected, hidden" :
+			       (e->what & WCAT_PROTECT) ? "protected" : "hidden", e->group, e->why);
+		} else if (fmt == CAT_JSON) {
+			_cleanup_free_ char *n = json_quote(e->name), *g = json_quote(e->group),
+			                   *y = json_quote(e->why);
+			printf("%s\n {\"name\": %s, \"where\": \"%s\", \"kind\": \"%s\", "
+			       "\"protected\": %s, \"hidden\": %s, \"group\": %s, \"why\": %s}",
+			       i ? "," : "", n, where, e->kind == WCAT_DIR ? "dir" : "file",
+			       prot ? "true" : "false", hid ? "true" : "false", g, y);
+		} else {
+			printf("%-34s %-9s %-18s %s\n", e->name, what, e->group, e->why);
+		}
+	}
+	if (fmt == CAT_JSON)
+		fputs("\n]\n", stdout);
+	else if (fmt == CAT_TEXT)
+		printf("\n\"~/\" entries apply where your home directory lies in a writable workspace; "
+		       "the others at the\nworkspace's root, in your home, and in every repository below "
+		       "them.  A profile drops\nan entry by naming it in filesystem.unprotect or "
+		       "filesystem.unhide (man 5 warden-policy).\n");
+}
+
 static int do_show(int argc, char **argv)
 {
-	const char *what = argc > 0 ? argv[0] : "workspace";
+	const char *what = NULL;
 	struct wpolicy *p = NULL;
 	struct werr err = { 0 };
 	_cleanup_free_ char *json = NULL;
+	bool catalog = false;
+	enum cat_fmt fmt = CAT_TEXT;
 	int r;
 
-	if (argc > 1) {
-		fputs("warden policy show: one profile at a time.  usage: warden policy show "
-		      "[NAME|FILE]\n", stderr);
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--catalog"))
+			catalog = true;
+		else if (!strcmp(argv[i], "--json"))
+			fmt = CAT_JSON;
+		else if (!strcmp(argv[i], "--markdown"))
+			fmt = CAT_MARKDOWN;
+		else if (argv[i][0] == '-' && argv[i][1]) {
+			wlog_error("policy show: unknown option '%s'; try `warden policy --help`",
+			           argv[i]);
+			return 2;
+		} else if (what) {
+			fputs("warden policy show: one profile at a time.  usage: warden policy show "
+			      "[NAME|FILE] [--catalog]\n", stderr);
+			return 2;
+		} else {
+			what = argv[i];
+		}
+	}
+	if (fmt != CAT_TEXT && !catalog) {
+		wlog_error("policy show: --json and --markdown go with --catalog (the policy "
+		           "itself is always JSON)");
 		return 2;
 	}
-	if (what[0] == '-' && what[1]) {
-		wlog_error("policy show: unknown option '%s'; try `warden policy --help`", what);
-		return 2;
-	}
+	if (!what)
+		what = "workspace";
 	r = looks_like_file(what) ? policy_load_file(what, &p, &err) :
 	                            policy_load_profile(what, &p, &err);
 	if (r < 0) {
 		wlog_error("%s", err.msg);
 		return 1;
+	}
+	if (catalog) {
+		show_catalog(p, fmt);
+		policy_free(p);
+		return 0;
 	}
 	json = policy_to_json(p);
 	policy_free(p);

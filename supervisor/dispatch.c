@@ -178,7 +178,7 @@ static int h_open(struct sv *sv, const struct wmsg *m)
 		_cleanup_free_ char *pj = policy_to_json(pol);
 		_cleanup_free_ char *lj = wlang_json();
 		_cleanup_free_ char *mj = limits_report_json(pol);
-		_cleanup_free_ char *jj = jail_report_json(pol);
+		_cleanup_free_ char *jj = jail_report_json(pol, ws);
 		wloop_send(&sv->loop, wproto_opened(&sv->broker.out, m->req, s->id, s->audit_id, pj, lj,
 		                                    mj, jj, &err),
 		           &err);

@@ -1,10 +1,12 @@
 /* The limits report of the OPENED reply: see limrep.h. */
 #include <json-c/json.h>
+#include <string.h>
 
 #include "warden/cgroup.h"
 #include "warden/landlock.h"
 #include "warden/util.h"
 #include "limrep.h"
+#include "sv.h"
 
 json_object *limits_mech_object(const struct wpolicy *p, const enum wmech mech[WLIM__N])
 {
@@ -36,12 +38,18 @@ char *limits_report_json(const struct wpolicy *p)
 	return s;
 }
 
-char *jail_report_json(const struct wpolicy *p)
+char *jail_report_json(const struct wpolicy *p, const char *ws)
 {
 	json_object *o = json_object_new_object();
 	int abi = wll_abi();   /* what each jail's Landlock step gets on this kernel */
+	const char *home = sv_caller_home();
+	size_t hl = strlen(ws);
 	char *s;
 
+	/* the caller's home lies in the workspace: chat says once what is
+	 * protected there (jail/protect.c) */
+	json_object_object_add(o, "home_in_workspace", json_object_new_boolean(
+	                       !strncmp(home, ws, hl) && (home[hl] == '\0' || home[hl] == '/')));
 	json_object_object_add(o, "policy_source",
 	                       json_object_new_string(p->source ? p->source : "unknown"));
 	json_object_object_add(o, "landlock_abi", json_object_new_int(abi > 0 ? abi : 0));

@@ -23,6 +23,6 @@ json_object *limits_mech_object(const struct wpolicy *p, const enum wmech mech[W
 
 /* OPENED's jail JSON (include/warden/proto.h), malloc'd:
  * {"policy_source":...,"landlock_abi":N}. */
-char *jail_report_json(const struct wpolicy *p);
+char *jail_report_json(const struct wpolicy *p, const char *ws);
 
 #endif

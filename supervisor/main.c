@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "warden/protect.h"
 #include "warden/util.h"
 
 static void usage(FILE *f)
@@ -27,6 +28,10 @@ int main(int argc, char **argv)
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
 	wtiming_main();   /* WARDEN_TIMING=1: the profile starts at exec */
+	/* not a command: the placeholders' cleaner warden leaves behind
+	 * (warden/protect.h) */
+	if (argc == 2 && !strcmp(argv[1], WPROTECT_CLEANER_ARG))
+		return wprotect_cleaner_main();
 	if (cmd && (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h"))) {
 		usage(stdout);
 		return 0;

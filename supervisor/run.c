@@ -93,6 +93,7 @@ struct run {
 	const char *home;
 	char **env;
 	struct wstrv hides;        /* warden's own files in the workspace (sv_own_hides) */
+	struct wprotect_reg reg;   /* placeholders (warden/protect.h) */
 	int out_p[2], err_p[2], in_p[2];
 	/* stdout handed to the program directly (direct_stdout): a fresh
 	 * write description of the caller's pipe, and its size to restore */
@@ -102,6 +103,8 @@ struct run {
 	bool sig_blocked;
 	uint64_t t0;
 };
+
+static void report_protect(const struct run *r);
 
 #define run_of(lp) ((struct run *)((char *)(lp) - offsetof(struct run, loop)))
 
@@ -416,6 +419,8 @@ static int run_policy(struct run *r, struct wrun_result *res, struct werr *err)
 	if (waudit_open(o->audit_log, &r->audit, err) < 0)
 		return -1;
 	sv_own_hides(r->ws, waudit_path(r->audit), &r->hides);
+	if (sv_open_reg(&r->reg, err) < 0)
+		return -1;
 	wtiming("env+audit");
 	return 0;
 }
@@ -528,7 +533,8 @@ static int run_prepare(struct run *r, struct jail_spec *spec, struct werr *err)
 	spec->workspace = r->ws;
 	spec->workspace_fd = -1;
 	spec->home = r->home;
-	spec->hide_extra = r->hides.v;
+	spec->protect_extra = r->hides.v;
+	spec->protect_reg = &r->reg;
 	spec->argv = o->argv;
 	spec->envp = r->env;
 	spec->stdin_fd = o->no_stdin ? -1 : r->in_p[0];
@@ -572,6 +578,7 @@ static int run_start(struct run *r, const struct jail_spec *spec, struct wrun_re
 	}
 	wtiming("jail start");
 	wtiming_mark(WT_EXEC);
+	report_protect(r);
 	/* the jail holds its own copies now */
 	closep(&r->out_p[1]);
 	if (r->direct_fd >= 0) {
@@ -745,6 +752,23 @@ static void run_report(struct run *r, struct wrun_result *res)
 		wlog_warn("Landlock is unavailable on this kernel: mounts alone confine the filesystem");
 }
 
+/* At the start: the workspace holds the caller's home, so say what is
+ * protected there; and a scan that stopped at its bound (jail/protect.c). */
+static void report_protect(const struct run *r)
+{
+	const struct wprotect_stats *p = &r->jr.jl.protect;
+
+	if (p->incomplete)
+		wlog_warn("the workspace has more entries than warden scans for nested repositories "
+		          "(200,000): repositories beyond them are not protected");
+	if (r->o->quiet || !p->home)
+		return;
+	wlog_info("your home directory is in the workspace: %u paths your machine runs or trusts "
+	          "are read-only or kept from being created, %u credential paths are hidden; "
+	          "`warden policy show --catalog` lists them", p->protected_n + p->covered_n,
+	          p->hidden_n);
+}
+
 static void run_free(struct run *r)
 {
 	jr_proxy_end(&r->jr);   /* its connections are on the loop: first */
@@ -776,6 +800,7 @@ static void run_free(struct run *r)
 	waudit_close(r->audit);
 	sv_free_env(r->env);
 	wstrv_free(&r->hides);
+	wprotect_reg_close(&r->reg);   /* after jr_end: the jail is gone */
 	policy_free(r->pol);
 	free(r);
 }
@@ -787,6 +812,8 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	struct run *r = xcalloc(1, sizeof(*r));
 	struct jail_spec spec = { 0 };
 	int ret = -1;
+
+	r->reg.dir_fd = r->reg.lock_fd = -1;
 
 	wtiming("command line");
 	memset(res, 0, sizeof(*res));

@@ -456,6 +456,7 @@ static int run_server(int argc, char **argv, bool chat)
 	struct rlimit rl;
 
 	sv->loop.ep = -1;
+	sv->reg.dir_fd = sv->reg.lock_fd = -1;
 	sv->broker.fd = -1;
 	if (parse_sv_opts(argc, argv, chat, &o, &rest, &n_rest) < 0) {
 		free(sv);
@@ -469,7 +470,7 @@ static int run_server(int argc, char **argv, bool chat)
 	if (chat)
 		config_profiles(&o);
 	if (load_policies(sv, &o, &err) < 0 || load_roots(sv, &o, &err) < 0 ||
-	    waudit_open(o.audit_log, &sv->audit, &err) < 0) {
+	    waudit_open(o.audit_log, &sv->audit, &err) < 0 || sv_open_reg(&sv->reg, &err) < 0) {
 		wlog_error("%s", err.msg);
 		goto out;
 	}
@@ -586,6 +587,7 @@ out:
 	wconn_free(&sv->broker);
 	wloop_free(&sv->loop);
 	closep(&watchdog);
+	wprotect_reg_close(&sv->reg);   /* every jail is gone */
 	waudit_close(sv->audit);
 	for (size_t i = 0; i < sv->n_pols; i++)
 		policy_free(sv->pols[i]);

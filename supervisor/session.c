@@ -112,11 +112,12 @@ int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws,
 	}
 	for (size_t i = 0; hide_extra && i < hide_extra->n; i++)
 		wstrv_push(&s->hide_extra, hide_extra->v[i]);
-	sv_own_hides(s->ws, waudit_path(sv->audit), &s->hide_extra);
+	sv_own_hides(s->ws, waudit_path(sv->audit), &s->own);
 	s->env = sv_build_env(pol, NULL, 0, s->ws, sv_caller_home(), err);
 	if (!s->env) {
 		close(s->ws_fd);
 		wstrv_free(&s->hide_extra);
+		wstrv_free(&s->own);
 		free(s);
 		return -1;
 	}
@@ -914,6 +915,8 @@ static struct sv_jail *jail_spawn(struct sv *sv, const struct sv_sess *tmpl,
 	spec.workspace = tmpl->ws;
 	spec.workspace_fd = tmpl->ws_fd;
 	spec.hide_extra = tmpl->hide_extra.v;
+	spec.protect_extra = tmpl->own.v;
+	spec.protect_reg = &sv->reg;
 	spec.home = sv_caller_home();
 	spec.argv = argv;
 	spec.envp = tmpl->env;
@@ -1099,6 +1102,14 @@ static uint64_t hide_sum(const struct sv_sess *s)
 	return h;
 }
 
+/* The catalogs' paths at the workspace's root and the home, and warden's
+ * own directories: taken right after a pooled jail's plan made its
+ * placeholders (jail_protect_sum), and when a session would take it. */
+static uint64_t protect_sum(const struct sv_sess *s)
+{
+	return jail_protect_sum(s->ws, sv_caller_home(), s->pol, s->own.v);
+}
+
 static bool pool_match(const struct sv_jail *j, const struct sv_sess *s, const struct wlang *lang,
                        const struct stat *ws)
 {
@@ -1130,6 +1141,7 @@ static bool pool_fill_one(struct sv *sv, const struct sv_sess *s, const struct w
 		return false;   /* the session's own start will say why */
 	j->pool_ws = xstrdup(s->ws);
 	j->hide_sum = sum;
+	j->protect_sum = protect_sum(s);   /* after its plan: placeholders in place */
 	j->ws_dev = ws.st_dev;
 	j->ws_ino = ws.st_ino;
 	j->pooled = true;
@@ -1149,7 +1161,7 @@ static int sess_want(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 {
 	struct stat ws;
 	struct sv_jail *j = NULL;
-	uint64_t sum = 0;
+	uint64_t sum = 0, psum = 0;
 	bool sum_taken = false;
 
 	if (s->jails[lang - wlangs])
@@ -1165,11 +1177,12 @@ static int sess_want(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 		}
 		if (!sum_taken) {
 			sum = hide_sum(s);
+			psum = protect_sum(s);
 			sum_taken = true;
 		}
-		if (c->hide_sum != sum ||
+		if (c->hide_sum != sum || c->protect_sum != psum ||
 		    (c->cpu_low && wcg_set_cpu_low(c->jr.cg, false) < 0)) {
-			/* its hides are stale, or it would keep the pool's
+			/* its hides or protections are stale, or it would keep the pool's
 			 * CPU weight: it goes (unlinked, so *pp is the next
 			 * one now), and a fresh one is started */
 			jail_destroy(sv, c);
@@ -1499,6 +1512,7 @@ void sess_close(struct sv *sv, struct sv_sess *s, const char *why)
 	sv_free_env(s->env);
 	close(s->ws_fd);
 	wstrv_free(&s->hide_extra);
+	wstrv_free(&s->own);
 	free(s);
 }
 

@@ -53,6 +53,8 @@ struct sv_jail {
 	uint64_t pool_until_ms;         /* emptied when still unused then */
 	uint64_t hide_sum;              /* what its hide paths were before it
 	                                 * started (session.c: hide_sum) */
+	uint64_t protect_sum;           /* its protected paths after its plan
+	                                 * (session.c: protect_sum) */
 	/* its cgroup attach, asked of the attacher (attach.h) */
 	bool attaching;                 /* asked, not answered: not reaped before */
 	bool doomed;                    /* destroyed meanwhile: finished at the answer */
@@ -95,6 +97,8 @@ struct sv_sess {
 	int ws_fd;                      /* O_PATH of ws, held from OPEN on */
 	struct wstrv hide_extra;        /* the roots' hides inside ws (dispatch.c);
 	                                 * v is NULL-terminated (or NULL) */
+	struct wstrv own;               /* warden's own directories in ws
+	                                 * (sv_own_hides), NULL-terminated */
 	char **env;
 	bool oneshot, lost_idle;
 	struct sv_jail *jails[16];      /* by index in wlangs[] */
@@ -118,6 +122,7 @@ struct sv {
 	pid_t broker_pid;
 	int state;                      /* dispatch.c */
 	struct waudit *audit;
+	struct wprotect_reg reg;        /* placeholders (warden/protect.h) */
 	struct wpolicy **pols;          /* the allowed profiles, loaded at start; [0] default */
 	size_t n_pols;
 	char **roots;                   /* allowed workspace roots; [0] default */

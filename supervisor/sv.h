@@ -10,6 +10,7 @@
 #include "warden/broker_start.h"
 #include "warden/err.h"
 #include "warden/policy.h"
+#include "warden/protect.h"
 
 uint64_t sv_now_ms(void);
 /* The caller's home directory: $HOME when sane, else the passwd entry. */
@@ -45,6 +46,9 @@ char *sv_xdg_dir(const char *var, const char *fallback, struct werr *err);
  * the workspace.  Pushed onto out, to be hidden in the jail as the
  * profile's hides are.  audit_path: the log in use, or NULL. */
 void sv_own_hides(const char *ws, const char *audit_path, struct wstrv *out);
+/* The placeholders' registry of this process (warden/protect.h), in its
+ * default place; -1 and err naming it and the fix. */
+int sv_open_reg(struct wprotect_reg *reg, struct werr *err);
 
 /* Start warden-broker (supervisor/broker.c): argv[1..] its mode and
  * arguments, sock its end of the socketpair (fd 3 in the broker), user the

@@ -13,10 +13,15 @@
 #include "warden/err.h"
 #include "warden/filter.h"
 #include "warden/policy.h"
+#include "warden/protect.h"
 
 /* A bind or tmpfs in the jail's root, computed by the parent from the
- * policy before clone (jail/plan.c) so the child only executes a list. */
-enum wmount_kind { WM_BIND_RO, WM_BIND_RW, WM_TMPFS, WM_HIDE };
+ * policy before clone (jail/plan.c) so the child only executes a list.
+ * WM_PIN, WM_PROTECT and WM_COVER are jail/protect.c's: a read-write and a
+ * read-only bind of a path of the jail's own tree onto itself, and an
+ * empty read-only file or directory over a placeholder or a link.  The
+ * order is the strength jail/protect.c merges by. */
+enum wmount_kind { WM_BIND_RO, WM_BIND_RW, WM_PIN, WM_PROTECT, WM_TMPFS, WM_COVER, WM_HIDE };
 /* Where read-only binds that lie below a tmpfs are mounted (jail/plan.c,
  * plan_relocate); no policy path may be there. */
 #define WPLAN_RELOC "/.warden-ro"
@@ -47,6 +52,12 @@ struct jail_spec {
 	char *const *hide_extra;     /* more absolute paths to hide, NULL-terminated,
 	                              * or NULL (the root's hides inside a session's
 	                              * workspace, supervisor/dispatch.c) */
+	char *const *protect_extra;  /* absolute paths to hide that must not be
+	                              * created either (warden's own directories
+	                              * when the workspace holds them), or NULL */
+	struct wprotect_reg *protect_reg; /* where placeholders are listed; NULL:
+	                              * none is made (a missing protected path
+	                              * is then not covered) */
 	const char *home;            /* HOME inside the jail */
 	char *const *argv;           /* argv[0] is looked up on the jail's PATH */
 	char *const *envp;           /* already filtered by the policy */
@@ -88,6 +99,8 @@ struct jail {
 	 * first, so the jail was born there; only v2 groups (if any) are
 	 * left to attach (wcg_attach_fds with v2_only). */
 	bool cg_joined;
+	/* what jail/protect.c protected, hid and covered */
+	struct wprotect_stats protect;
 	uid_t host_uid;     /* the jail's ids on the host */
 	gid_t host_gid;
 };
@@ -144,6 +157,14 @@ enum jail_ev jail_read(struct jail *j);
  * replace it by the program's, as init reported it.  When init sent none
  * (it was killed), si is left as it is. */
 void jail_exit_status(struct jail *j, siginfo_t *si);
+
+/* What the protections of a jail for workspace ws depend on at its root
+ * and the caller's home (jail/protect.c): a sum that changes when a
+ * catalog path there (or one of extra) appears, goes or is replaced.  The
+ * pool takes it right after a pooled jail's plan (its placeholders made)
+ * and again when a session would take the jail (supervisor/session.c). */
+uint64_t jail_protect_sum(const char *ws, const char *home, const struct wpolicy *pol,
+                          char *const *extra);
 
 /* O_PATH of path (relative to dirfd) with no symlink followed in any
  * component; a final symlink is opened itself.  Needs openat2 (5.6). */

@@ -6,5 +6,6 @@
 /* "warden: <msg>" on stderr, one line. */
 void wlog_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void wlog_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void wlog_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

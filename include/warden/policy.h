@@ -50,6 +50,11 @@ struct wpolicy {
 	struct wtmpfs *tmpfs; size_t n_tmpfs;
 	struct wstrv hide;          /* masked: /dev/null over files, empty
 	                               read-only tmpfs over directories */
+	struct wstrv protect;       /* read-only where they exist, cannot be
+	                               created where they do not (like the
+	                               protected catalog, warden/catalog.h) */
+	struct wstrv unprotect;     /* catalog entries dropped, by name */
+	struct wstrv unhide;
 	bool workspace_writable;    /* $WORKSPACE in read_write (derived) */
 
 	/* network */

@@ -57,7 +57,9 @@
  * jail on this machine, for people (chat's %info, issue 12):
  * {"policy_source":"built-in:workspace.json" or the policy file's path,
  *  "landlock_abi":N (0: no Landlock, so the mount namespace is the only
- *  file boundary)}.  Clients ignore members they do not know.
+ *  file boundary), "home_in_workspace":B (the caller's home lies in the
+ *  workspace: its startup files and credentials are protected and hidden,
+ *  warden/catalog.h)}.  Clients ignore members they do not know.
  *
  * The JSON strings in OPENED and LANGLIST go from the trusted side to the
  * untrusted one; the supervisor never parses JSON from the broker.

@@ -87,3 +87,7 @@ copy_probes() {
 @test "pool: a warming jail runs at the lowest CPU weight; a taken one has exactly a cold jail's limits (G186)" {
 	pool_py pool_weight --pool 1
 }
+
+@test "pool: a pooled jail whose protected paths changed since it started is never used (issue 19)" {
+	pool_py pool_protect_stale --pool 1
+}

@@ -134,6 +134,36 @@ def sc_pool_refill(s, args):
         ok_result(res, "a later block")
 
 
+def sc_pool_protect_stale(s, args):
+    """Issue 19: a pooled jail whose protected paths changed since it
+    started is never used.  .vscode existed when the pooled jail started
+    (a read-only bind of that directory); the person then replaces the
+    directory (a new inode at the path, which the pooled jail's bind does
+    not cover).  The next session must get a fresh jail, where .vscode is
+    protected: its write is refused, judged by the host's file."""
+    ws = args["workspace"]
+    os.makedirs(os.path.join(ws, ".vscode"), exist_ok=True)
+    with open(os.path.join(ws, ".vscode", "settings.json"), "w") as f:
+        f.write("{}\n")
+    a = s.open()
+    out, err, res, _ = s.run(a, "python", "print(1)")
+    ok_result(res, "a's first block")
+    wait_until(lambda: len(ready_jails(s)) == 2, "a ready jail waits in the pool (a's + 1)")
+    os.rename(os.path.join(ws, ".vscode"), os.path.join(ws, "old-vscode"))
+    os.makedirs(os.path.join(ws, ".vscode"))
+    before = len(audit_records(args, "jail"))
+    b = s.open()
+    out, err, res, _ = s.run(b, "python",
+                             "try:\n open('.vscode/tasks.json', 'w').write('planted')\n"
+                             " print('written')\nexcept OSError as e:\n print('refused', e.errno)")
+    ok_result(res, "b's block")
+    check(out.startswith("refused"), "b's jail could write the new .vscode: %r" % out)
+    check(not os.path.exists(os.path.join(ws, ".vscode", "tasks.json")),
+          "the host's .vscode/tasks.json was written")
+    taken = [r for r in audit_records(args, "jail")[before:] if r.get("session") == b]
+    check(not taken, "b got the stale pooled jail: %s" % taken)
+
+
 def sc_pool_weight(s, args):
     """A jail warming up in the pool runs at the lowest CPU weight (where the
     jail has a cpu group of its own); the session that takes it gets exactly

@@ -860,7 +860,8 @@ def sc_ws_swap(s, args):
     ok_result(s.run(a, "shell", "mkdir sub")[2], "mkdir sub")
     b = s.open(workspace=os.path.join(ws, "sub"))
     # in A's jail, /oldroot does not exist; in a jail being built, it is the host
-    ok_result(s.run(a, "shell", "rmdir sub && ln -s /oldroot sub")[2], "swap")
+    # rm -r: the placeholders of B's jail stand in sub (jail/protect.c)
+    ok_result(s.run(a, "shell", "rm -r sub && ln -s /oldroot sub")[2], "swap")
     code = ("cat %s/canary; touch %s/escaped; ls -a %s | head -3" %
             ((os.path.join(ws, "sub") + hd,) * 2 + (os.path.join(ws, "sub"),)))
     out, err, res, _ = s.run(b, "python", "import subprocess\nsubprocess.run(%r, shell=True)" % code)

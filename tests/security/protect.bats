@@ -1,0 +1,154 @@
+#!/usr/bin/env bats
+# Issue 19, "Nothing planted, nothing leaked": a workspace that is a home
+# directory or a git project.  The catalogs (warden policy show --catalog):
+# what the host runs or trusts cannot be changed or created from a jail,
+# credentials cannot be read, and warden's own files are never skipped.
+# Everything is judged on the host, as root and as warden-test.
+load ../helpers
+
+setup() {
+	common_setup
+	H=$(mktemp -d /tmp/warden-home.XXXXXX)
+	chmod 755 "$H"
+	# a registry of placeholders of this test's own: another warden running
+	# on the machine would otherwise hold their cleanup off
+	export XDG_RUNTIME_DIR="$WS.run"
+	mkdir -m 700 "$XDG_RUNTIME_DIR"
+}
+teardown() {
+	rm -rf "$H" "$WS.run"
+	common_teardown
+}
+
+check() { # SCENARIO VARIANT: tests/security/protect_check.py against $H
+	run env WARDEN="$WARDEN" python3 "$WARDEN_TOP/tests/security/protect_check.py" "$1" "$2" "$H"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "ok $1 $2"* ]]
+}
+
+@test "protect: a home workspace, every catalog entry existing: nothing changed, renamed, removed or read (issue 19)" {
+	check home existing
+}
+
+@test "protect: a home workspace, every catalog entry missing: none can be created (issue 19)" {
+	check home missing
+}
+
+@test "protect: a git project with a nested repository four levels down, entries existing (issue 19)" {
+	check project existing
+}
+
+@test "protect: a git project with a nested repository, entries missing; the repository's parent cannot be moved (issue 19)" {
+	check project missing
+}
+
+@test "protect: jailed code cannot plant a profile in ~/.config/warden that the next run would use (issue 19)" {
+	[ ! -e "$H/.config/warden" ]
+	run env HOME="$H" "$WARDEN" run --workspace "$H" -- sh -c \
+		'mkdir -p .config/warden/profiles && echo "{\"name\":\"workspace\",\"filesystem\":{\"read_write\":[\"\$WORKSPACE\",\"/etc\"]}}" > .config/warden/profiles/workspace.json'
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[ ! -e "$H/.config/warden/profiles/workspace.json" ]
+	# the next run's policy is the built-in one
+	run env HOME="$H" "$WARDEN" policy show workspace
+	[ "$status" -eq 0 ]
+	[[ "$output" != *'"/etc"'* ]]
+}
+
+@test "protect: a dotfile that links into the workspace cannot be changed through its target (issue 19)" {
+	mkdir -p "$H/dotfiles"
+	echo 'original bashrc' > "$H/dotfiles/bashrc"
+	ln -s dotfiles/bashrc "$H/.bashrc"
+	run env HOME="$H" "$WARDEN" run --workspace "$H" -- sh -c \
+		'echo PWNED >> dotfiles/bashrc; echo PWNED >> .bashrc; rm -f .bashrc; ln -sf evil .bashrc; echo done'
+	echo "$output"
+	[ "$(cat "$H/dotfiles/bashrc")" = "original bashrc" ]
+	[ "$(readlink "$H/.bashrc")" = dotfiles/bashrc ]
+}
+
+@test "protect: credentials in a home workspace are not readable: cat gets nothing (issue 19)" {
+	mkdir -p "$H/.kube" "$H/.config/gh" "$H/.docker"
+	echo 'kube-secret' > "$H/.kube/config"
+	echo 'gh-secret' > "$H/.config/gh/hosts.yml"
+	echo 'docker-secret' > "$H/.docker/config.json"
+	echo 'npm-secret' > "$H/.npmrc"
+	echo 'history-secret' > "$H/.bash_history"
+	run env HOME="$H" "$WARDEN" run --workspace "$H" -- sh -c \
+		'cat .kube/config .config/gh/hosts.yml .docker/config.json .npmrc .bash_history 2>&1; echo end'
+	echo "$output"
+	[[ "$output" == *end* ]]
+	[[ "$output" != *secret* ]]
+}
+
+@test "protect: a profile drops a catalog entry only by naming it; .git is then writable (issue 19)" {
+	git init -q "$WS"
+	printf '%s\n' '{"name":"gitrw","extends":"workspace","filesystem":{"unprotect":[".git"]}}' > "$WS.json"
+	run "$WARDEN" run --policy "$WS.json" --workspace "$WS" -- sh -c 'echo x > .git/hooks/note'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ -f "$WS/.git/hooks/note" ]
+	run "$WARDEN" run --workspace "$WS" -- sh -c 'echo x > .git/hooks/note2'
+	[ "$status" -ne 0 ]
+	[ ! -e "$WS/.git/hooks/note2" ]
+	printf '%s\n' '{"name":"bad","extends":"workspace","filesystem":{"unprotect":[".gitt"]}}' > "$WS.json"
+	run "$WARDEN" run --policy "$WS.json" --workspace "$WS" -- true
+	echo "$output"
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"$WS.json:1:"*'".gitt"'*"not an entry"* ]]
+	rm -f "$WS.json"
+}
+
+@test "protect: a profile's own protect list is read-only and cannot be created (issue 19)" {
+	echo deploy > "$WS/deploy.sh"
+	printf '%s\n' '{"name":"p","extends":"workspace","filesystem":{"protect+":["$WORKSPACE/deploy.sh","$WORKSPACE/ci/run"]}}' > "$WS.json"
+	run "$WARDEN" run --policy "$WS.json" --workspace "$WS" -- sh -c 'echo x >> deploy.sh; mkdir -p ci; echo x > ci/run; echo done'
+	echo "$output"
+	[[ "$output" == *done* ]]
+	[ "$(cat "$WS/deploy.sh")" = deploy ]
+	[ ! -f "$WS/ci/run" ]
+	rm -f "$WS.json"
+}
+
+@test "protect: placeholders are gone from the host once warden is done (issue 19)" {
+	run env HOME="$H" "$WARDEN" run --workspace "$H" -- true
+	[ "$status" -eq 0 ]
+	# the cleaner waits 2 s (jail/protect.c CLEAN_DELAY_MS) for back-to-back runs
+	for _ in $(seq 100); do
+		left=$(find "$H" -mindepth 1 -maxdepth 3 \( -type l -o -type d \) | wc -l)
+		[ "$left" -eq 0 ] && break
+		sleep 0.1
+	done
+	find "$H" -mindepth 1 | head
+	[ "$(find "$H" -mindepth 1 | wc -l)" -eq 0 ]
+}
+
+@test "protect: policy show --catalog lists both catalogs, and SECURITY.md's table is the same (issue 19)" {
+	run "$WARDEN" policy show --catalog
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"~/.bashrc"*protected* ]]
+	[[ "$output" == *"~/.kube"*hidden* ]]
+	run "$WARDEN" policy show --catalog --markdown
+	[ "$status" -eq 0 ]
+	echo "$output" > "$WS.md"
+	sed -n '/^<!-- catalog: begin/,/^<!-- catalog: end/p' "$WARDEN_TOP/SECURITY.md" | sed '1d;$d' > "$WS.sec"
+	diff "$WS.md" "$WS.sec"
+	rm -f "$WS.md" "$WS.sec"
+}
+
+@test "protect: warden run and warden chat say once what is protected when the workspace holds the home (issue 19)" {
+	run env HOME="$H" "$WARDEN" run --workspace "$H" -- true
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c 'home directory is in the workspace' <<<"$output")" -eq 1 ]
+	[[ "$output" == *"policy show --catalog"* ]]
+	run "$WARDEN" run --workspace "$WS" -- true
+	[[ "$output" != *"home directory"* ]]
+	cp "$WARDEN_TOP/examples/sales.csv" "$H/"
+	run env HOME="$H" XDG_CONFIG_HOME="$WS.cfg" XDG_DATA_HOME="$WS.data" timeout -k 5 120 \
+		"$WARDEN" chat -y --workspace "$H" --model "replay:$WARDEN_TOP/examples/demo.json" "Analyse sales.csv"
+	echo "$output"
+	rm -rf "$WS.cfg" "$WS.data"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c 'home directory is in the workspace' <<<"$output")" -eq 1 ]
+}
