@@ -8,7 +8,7 @@
  *   RESOLVE  the name matched an entry: c-ares looks it up, its sockets
  *            in this same loop (a slow resolver stalls nothing else)
  *   CONNECT  a non-blocking connect to the first address wnet_allow_addr
- *            allows, then the next; within DIAL_MS
+ *            allows, then the next; within dial_ms() (DIAL_MS), else 504
  *   RELAY    both directions through a pipe each (splice: the payload is
  *            never copied into this process, and a pipe holds at most
  *            64 KiB, so memory is flat however much flows), edge-triggered
@@ -154,6 +154,11 @@ static void on_up(struct wloop *l, struct wsrc *src, uint32_t ev);
 static uint64_t audit_max(const struct wproxy *p)
 {
 	return p->conf.audit_max ? p->conf.audit_max : AUDIT_MAX;
+}
+
+static uint32_t dial_ms(const struct wproxy *p)
+{
+	return p->conf.dial_timeout_ms ? p->conf.dial_timeout_ms : DIAL_MS;
 }
 
 static void audit_conn(struct pconn *c)
@@ -762,7 +767,7 @@ static void got_head(struct pconn *c, size_t end)
 		return;
 	}
 	c->allowed = true;
-	c->deadline_ms = sv_now_ms() + DIAL_MS;
+	c->deadline_ms = sv_now_ms() + dial_ms(p);
 	fam = strchr(c->host, ':') ? AF_INET6 : AF_INET;
 	if (inet_pton(fam, c->host, lit) == 1) {
 		struct sockaddr_storage ss = { .ss_family = (sa_family_t)fam };
@@ -1011,7 +1016,7 @@ static void on_tick(struct wloop *l, struct wsrc *src, uint32_t ev)
 		case P_CONNECT:
 			reply_reason(c, 504, "Gateway Timeout", "%s %s port %u took longer than %d ms",
 			             c->st == P_RESOLVE ? "resolving" : "connecting to", c->host,
-			             c->port, DIAL_MS);
+			             c->port, dial_ms(p));
 			break;
 		case P_REPLY:
 		case P_DRAIN:
