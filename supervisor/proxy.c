@@ -37,6 +37,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "hostaddr.h"
 #include "proxy.h"
 #include "sv.h"
 #include "warden/log.h"
@@ -52,6 +53,7 @@
 #define TICK_MS 250              /* deadlines and c-ares' timeouts */
 #define AUDIT_MAX 4096           /* "net" records per proxy */
 #define N_ADDRS 8                /* resolved addresses tried */
+#define N_ANSWER 32              /* addresses of an answer considered */
 #define CONN_FDS 6               /* what a relayed connection holds at most: its
                                     socket, the upstream's, two pipes */
 #define GUARANTEED 4             /* connections each live proxy can always open,
@@ -295,23 +297,26 @@ static void refuse_policy(struct pconn *c)
 	reply(c, 403, "Forbidden", body);
 }
 
-static void refuse_special(struct pconn *c, const char *addr)
+/* addr: the first address the name resolved to that no entry allows;
+ * own: it is one of the host's own (else it is special) */
+static void refuse_special(struct pconn *c, const char *addr, bool own)
 {
 	const struct wpolicy *pol = c->p->conf.pol;
+	const char *what = own ? "an address of one of this host's own interfaces"
+	                       : "a loopback, private, link-local, multicast or reserved address";
 	char ent[300], body[2048];
 
 	entry_of(c, ent, sizeof(ent));
-	snprintf(c->reason, sizeof(c->reason),
-	         "%s resolved only to special addresses (%s)", c->host, addr);
+	snprintf(c->reason, sizeof(c->reason), "%s resolved only to addresses no name can allow (%s%s)",
+	         c->host, addr, own ? ", the host's own" : "");
 	snprintf(body, sizeof(body),
-	         "warden proxy: %s resolved to %s, a loopback, private, link-local, "
-	         "multicast or reserved address.\n"
+	         "warden proxy: %s resolved to %s, %s.\n"
 	         "No name can allow such an address, whatever the policy \"%s\" (%s) says: a name\n"
 	         "that resolves there (DNS rebinding) would reach the host's own services.\n"
 	         "Only an entry naming the address itself allows it; if that is meant, use\n"
 	         "    --allow %s%s%s:%u\n"
 	         "and connect to that address instead of the name.\n",
-	         c->host, addr, pol->name ? pol->name : "?", pol->source ? pol->source : "?",
+	         c->host, addr, what, pol->name ? pol->name : "?", pol->source ? pol->source : "?",
 	         strchr(addr, ':') ? "[" : "", addr, strchr(addr, ':') ? "]" : "", c->port);
 	reply(c, 403, "Forbidden", body);
 }
@@ -415,6 +420,16 @@ static int start_relay(struct pconn *c)
 
 /* --- connecting ------------------------------------------------------------------ */
 
+/* The address of ss (AF_INET or AF_INET6) as text */
+static void addr_text(const struct sockaddr_storage *ss, char *out, size_t len)
+{
+	const void *in = ss->ss_family == AF_INET6
+	                     ? (const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr
+	                     : (const void *)&((const struct sockaddr_in *)ss)->sin_addr;
+
+	inet_ntop(ss->ss_family, in, out, (socklen_t)len);
+}
+
 static void connect_next(struct pconn *c)
 {
 	int saved = 0;
@@ -424,11 +439,8 @@ static void connect_next(struct pconn *c)
 		socklen_t len = ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 		                                          : sizeof(struct sockaddr_in);
 		int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		const void *in = ss->ss_family == AF_INET6
-		                     ? (const void *)&((struct sockaddr_in6 *)ss)->sin6_addr
-		                     : (const void *)&((struct sockaddr_in *)ss)->sin_addr;
 
-		inet_ntop(ss->ss_family, in, c->addr, sizeof(c->addr));
+		addr_text(ss, c->addr, sizeof(c->addr));
 		if (fd < 0) {
 			saved = errno;
 			continue;
@@ -471,7 +483,13 @@ static void on_connected(struct pconn *c)
 static void on_resolved(void *arg, int status, int timeouts, struct ares_addrinfo *res)
 {
 	struct pconn *c = arg;
-	char special[INET6_ADDRSTRLEN] = "";
+	const struct wstrv *al = &c->p->conf.pol->net_allow;
+	struct sockaddr_storage cand[N_ANSWER];
+	bool own[N_ANSWER];
+	size_t ncand = 0;
+	struct werr err = { 0 };
+	char refused[INET6_ADDRSTRLEN] = "";
+	bool refused_own = false;
 
 	c->resolving = false;
 	if (c->dead) {
@@ -493,35 +511,43 @@ static void on_resolved(void *arg, int status, int timeouts, struct ares_addrinf
 			ares_freeaddrinfo(res);
 		return;
 	}
-	for (struct ares_addrinfo_node *n = res->nodes; n; n = n->ai_next) {
-		struct sockaddr_storage ss;
-		void *in;
+	for (struct ares_addrinfo_node *n = res->nodes; n && ncand < N_ANSWER; n = n->ai_next) {
+		struct sockaddr_storage *ss = &cand[ncand];
 
+		memset(ss, 0, sizeof(*ss));
 		if (n->ai_family == AF_INET && n->ai_addrlen >= sizeof(struct sockaddr_in)) {
-			memcpy(&ss, n->ai_addr, sizeof(struct sockaddr_in));
-			((struct sockaddr_in *)&ss)->sin_port = htons(c->port);
-			in = &((struct sockaddr_in *)&ss)->sin_addr;
+			memcpy(ss, n->ai_addr, sizeof(struct sockaddr_in));
+			((struct sockaddr_in *)ss)->sin_port = htons(c->port);
 		} else if (n->ai_family == AF_INET6 && n->ai_addrlen >= sizeof(struct sockaddr_in6)) {
-			memcpy(&ss, n->ai_addr, sizeof(struct sockaddr_in6));
-			((struct sockaddr_in6 *)&ss)->sin6_port = htons(c->port);
-			in = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+			memcpy(ss, n->ai_addr, sizeof(struct sockaddr_in6));
+			((struct sockaddr_in6 *)ss)->sin6_port = htons(c->port);
 		} else {
 			continue;
 		}
-		if (wnet_allow_addr(c->p->conf.pol->net_allow.v, c->p->conf.pol->net_allow.n, c->host,
-		                    (struct sockaddr *)&ss)) {
-			if (c->naddr < N_ADDRS)
-				c->addrs[c->naddr++] = ss;
-		} else if (!special[0]) {
-			inet_ntop(ss.ss_family, in, special, sizeof(special));
-		}
+		ncand++;
 	}
 	ares_freeaddrinfo(res);
+	/* the host's own addresses as they are now: a name that leads to one
+	 * would reach every service of the host listening on 0.0.0.0 or :: */
+	if (sv_host_own(cand, ncand, own, &err) < 0) {
+		reply_reason(c, 502, "Bad Gateway", "resolving %s: %s", c->host, err.msg);
+		return;
+	}
+	for (size_t i = 0; i < ncand; i++) {
+		if (wnet_allow_addr(al->v, al->n, c->host, (struct sockaddr *)&cand[i], own[i])) {
+			if (c->naddr < N_ADDRS)
+				c->addrs[c->naddr++] = cand[i];
+		} else if (!refused[0]) {
+			addr_text(&cand[i], refused, sizeof(refused));
+			/* 127.0.0.1 is lo's: said as the special address it is */
+			refused_own = own[i] && !wnet_addr_special((struct sockaddr *)&cand[i]);
+		}
+	}
 	if (!c->naddr) {
-		snprintf(c->addr, sizeof(c->addr), "%s", special);
+		snprintf(c->addr, sizeof(c->addr), "%s", refused);
 		c->allowed = false;
-		if (special[0])
-			refuse_special(c, special);
+		if (refused[0])
+			refuse_special(c, refused, refused_own);
 		else
 			reply_reason(c, 502, "Bad Gateway", "resolving %s: no address", c->host);
 		return;
@@ -779,7 +805,9 @@ static void got_head(struct pconn *c, size_t end)
 			memcpy(&((struct sockaddr_in *)&ss)->sin_addr, lit, 4);
 			((struct sockaddr_in *)&ss)->sin_port = htons(c->port);
 		}
-		if (!wnet_allow_addr(al->v, al->n, c->host, (struct sockaddr *)&ss)) {
+		/* a literal: only a literal entry allows it, the host's own
+		 * addresses included (no name entry matches a literal) */
+		if (!wnet_allow_addr(al->v, al->n, c->host, (struct sockaddr *)&ss, false)) {
 			c->allowed = false;
 			c->rule = -1;
 			refuse_policy(c);

@@ -67,7 +67,7 @@ setup() {
 	cp "$D/cert.pem" "$WS/cert.pem"
 	: > "$D/http.log"; : > "$D/https.log"; : > "$D/other.log"
 }
-teardown() { common_teardown; }
+teardown() { rm -rf "$WS.t"; common_teardown; }
 
 # proxy mode with the two test servers allowed (--quiet: unprivileged, the
 # warning about cgroups would be part of $output)
@@ -176,6 +176,52 @@ print(u.urlopen('https://$ADDR:$HTTPS/hello.txt', context=ctx).read().decode().s
 	[[ "$output" == *"rebound.warden-test.example resolved to $ADDR"* ]]
 	[[ "$output" != *"hello through the proxy"* ]]
 	[ ! -s "$D/http.log" ]
+}
+
+# The scenario of issue 18: a name the list allows resolves (in the
+# supervisor's /etc/hosts here; a domain whose DNS the jail's author
+# controls, in life) to an ordinary address of one of the host's own
+# interfaces, where a server listens on 0.0.0.0 (SECURITY.md G114).  In a
+# network and mount namespace of the test: 192.0.1.7 on its lo, a private
+# /etc/hosts; judged by that server's log.
+@test "net proxy: a name that resolves to an address of the host's own interfaces is refused; a literal entry reaches it" {
+	local t="$WS.t"   # outside the workspace: the jail cannot write the judge's log
+	mkdir "$t"
+	printf '%s\n' "127.0.0.1 localhost" "192.0.1.7 svc.warden-test.example" > "$t/hosts"
+	cat > "$t/inside.sh" <<'SH'
+set -e
+ws=$1 warden=$2 dir=$3 www=$4 t=$5
+ip link set lo up
+ip addr add 192.0.1.7/32 dev lo
+python3 "$dir/net_server.py" http 0.0.0.0 "$www" "$t/svc.port" "$t/svc.log" &
+srv=$!
+trap 'kill $srv' EXIT
+for i in $(seq 400); do [ -s "$t/svc.port" ] && break; sleep 0.05; done
+port=$(cat "$t/svc.port")
+prog='import sys, urllib.error, urllib.request
+try:
+    print(urllib.request.urlopen(sys.argv[1]).read().decode().strip())
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode())'
+for allow in svc.warden-test.example 192.0.1.7; do
+	python3 "$dir/bind_hosts.py" --name svc.warden-test.example "$t/hosts" \
+		"$warden" run --quiet --workspace "$ws" --net proxy --allow "$allow:$port" -- \
+		python3 -c "$prog" "http://$allow:$port/hello.txt"
+done
+SH
+	local un=(unshare -mn)
+	is_root || un=(unshare -Urmn --map-current-user --keep-caps)
+	run "${un[@]}" sh "$t/inside.sh" "$WS" "$WARDEN" "$BATS_TEST_DIRNAME" "$D/www" "$t"
+	echo "$output"
+	cat "$t/svc.log"
+	# the name resolves there (the control), and is refused, saying why
+	[ "${lines[0]}" = "192.0.1.7 svc.warden-test.example" ]
+	[[ "${lines[1]}" == "403 warden proxy: svc.warden-test.example resolved to 192.0.1.7, an address of one of this host's own interfaces." ]]
+	[[ "$output" == *"--allow 192.0.1.7:$(cat "$t/svc.port")"* ]]
+	# the literal entry reaches the same server
+	[ "${lines[-1]}" = "hello through the proxy" ]
+	# judged by the server: it served the literal request only
+	[ "$(grep -c . "$t/svc.log")" -eq 1 ]
 }
 
 @test "net proxy and loopback: direct TCP and UDP to any host address fail" {

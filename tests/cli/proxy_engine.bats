@@ -408,3 +408,70 @@ SH
 	[[ "${lines[0]}" == "HTTP/1.1 502 Bad Gateway"* ]]
 	[ "$(grep -c '"allowed":true' "$AUDIT")" -eq 1 ]
 }
+
+# A name the list allows may resolve to an ordinary address of one of the
+# host's own interfaces (a wildcard, or a domain whose DNS the jail's author
+# controls): dialled from the host, it would reach every service listening
+# on 0.0.0.0 there, from the host's own address (SECURITY.md G101, G114).
+# In private mount and network namespaces: 192.0.1.7 and 3fff::7 (neither
+# in the special table) on lo, a private /etc/hosts naming them, a server
+# on every address of the namespace; judged by that server's log.
+@test "proxy: a name that resolves to an address of the host's own interfaces is refused; only a literal entry reaches it" {
+	printf '%s\n' '192.0.1.7 svc.warden.test' '3fff::7 svc6.warden.test' \
+		'::ffff:192.0.1.7 mapped.warden.test' > "$WS/hosts"
+	cat > "$WS/inside.sh" <<'SH'
+set -e
+ws=$1 proxyd=$2 peer=$3
+ip link set lo up
+ip addr add 192.0.1.7/32 dev lo
+ip addr add 3fff::7/128 dev lo
+mount --bind "$ws/hosts" /etc/hosts
+python3 -u -m http.server 0 --bind :: --directory "$ws/www" > "$ws/svc.log" 2>&1 &
+srv=$!
+trap 'kill $srv $px 2>/dev/null || true' EXIT
+for i in $(seq 300); do grep -q "port [0-9]" "$ws/svc.log" 2>/dev/null && break; sleep 0.1; done
+port=$(sed -n 's/.* port \([0-9][0-9]*\) .*/\1/p' "$ws/svc.log")
+echo "$port" > "$ws/svc.port"
+# names: an exact entry and a wildcard
+"$proxyd" --audit "$ws/audit" "$ws/proxy.port" "svc.warden.test:$port" "*.warden.test:$port" &
+px=$!
+for i in $(seq 300); do [ -s "$ws/proxy.port" ] && break; sleep 0.1; done
+p=$(cat "$ws/proxy.port")
+curl -sS -i -x "http://127.0.0.1:$p" "http://svc.warden.test:$port/hello.txt" > "$ws/r.v4" 2>&1 || true
+python3 "$peer" raw "$p" "CONNECT svc6.warden.test:$port HTTP/1.1\\r\\n\\r\\nGET /hello.txt HTTP/1.0\\r\\n\\r\\n" > "$ws/r.v6" 2>&1 || true
+curl -sS -i -x "http://127.0.0.1:$p" "http://mapped.warden.test:$port/hello.txt" > "$ws/r.mapped" 2>&1 || true
+kill $px; wait $px || true
+# the control: literal entries reach the same server at the same addresses
+rm -f "$ws/proxy.port"
+"$proxyd" "$ws/proxy.port" "192.0.1.7:$port" "[3fff::7]:$port" &
+px=$!
+for i in $(seq 300); do [ -s "$ws/proxy.port" ] && break; sleep 0.1; done
+p=$(cat "$ws/proxy.port")
+curl -sS -x "http://127.0.0.1:$p" "http://192.0.1.7:$port/hello.txt" > "$ws/r.lit4" 2>&1 || true
+curl -sS -p -x "http://127.0.0.1:$p" "http://[3fff::7]:$port/hello.txt" > "$ws/r.lit6" 2>&1 || true
+SH
+	local un=(unshare -mn)
+	is_root || un=(unshare -rmn)
+	"${un[@]}" sh "$WS/inside.sh" "$WS" "$PROXYD" "$PEER"
+	local f
+	for f in v4 v6 mapped lit4 lit6; do echo "== $f"; cat "$WS/r.$f"; done
+	echo "== server"; cat "$WS/svc.log"
+	local port
+	port=$(cat "$WS/svc.port")
+	# each name is refused, and the answer says why
+	[[ "$(head -1 "$WS/r.v4")" == "HTTP/1.1 403 Forbidden"* ]]
+	grep -q "svc.warden.test resolved to 192.0.1.7, an address of one of this host's own interfaces" "$WS/r.v4"
+	grep -q -- "--allow 192.0.1.7:$port" "$WS/r.v4"
+	[[ "$(head -1 "$WS/r.v6")" == "HTTP/1.1 403 Forbidden"* ]]
+	grep -q "svc6.warden.test resolved to 3fff::7, an address of one of this host's own" "$WS/r.v6"
+	[[ "$(head -1 "$WS/r.mapped")" == "HTTP/1.1 403 Forbidden"* ]]
+	grep -q "mapped.warden.test resolved to ::ffff:192.0.1.7, an address of one of this host's own" "$WS/r.mapped"
+	run ! grep -q hello-through-proxy "$WS/r.v4" "$WS/r.v6" "$WS/r.mapped"
+	# audited with the address and why
+	grep -q '"host":"svc6.warden.test","port":'"$port"',"address":"3fff::7","allowed":false,.*"status":403,"reason":"[^"]*host'"'"'s own' "$WS/audit"
+	# the control: the literal entries reach the server
+	[ "$(cat "$WS/r.lit4")" = hello-through-proxy ]
+	[ "$(cat "$WS/r.lit6")" = hello-through-proxy ]
+	# judged by the server: it served the two literal requests, nothing else
+	[ "$(grep -c 'GET /hello.txt' "$WS/svc.log")" -eq 2 ]
+}
