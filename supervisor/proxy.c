@@ -633,7 +633,8 @@ static bool header_is(const char *line, size_t len, const char *name)
 }
 
 /* The head is head[0..end): a request line and header lines, each ending
- * in "\r\n" (or "\n"), then an empty line.  For absolute-URI requests the
+ * in "\r\n" (or "\n"), then an empty line; a CR anywhere else, or any
+ * other control byte but a tab in a header value, is refused.  For absolute-URI requests the
  * upstream head is built into c2u.pre: the request line in origin form,
  * the client's headers without the hop-by-hop and proxy ones and without
  * Host, then Host (from the URL, which is what was checked) and
@@ -651,7 +652,17 @@ static int parse_head(struct pconn *c, size_t end, const char **why)
 		ll--;
 	for (i = 0; i < end; i++) {
 		unsigned char ch = (unsigned char)h[i];
-		if ((ch < 0x20 && ch != '\r' && ch != '\n' && ch != '\t') || ch == 0x7f) {
+
+		/* CR only as the first half of a line end: a bare CR ends a line
+		 * for some parsers upstream and not for others, so "X-A: 1\rHost:
+		 * evil" would be a second Host line there */
+		if (ch == '\r' && (i + 1 == end || h[i + 1] != '\n')) {
+			*why = "a CR not followed by LF in the request head";
+			return -1;
+		}
+		/* a tab only inside a header value (RFC 9112), never in the
+		 * request line, whose fields some servers split at any blank */
+		if ((ch < 0x20 && ch != '\r' && ch != '\n' && (ch != '\t' || i < ll)) || ch == 0x7f) {
 			*why = "a control byte in the request head";
 			return -1;
 		}

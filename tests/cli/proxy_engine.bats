@@ -19,7 +19,7 @@ setup() {
 	echo hello-through-proxy > "$WS/www/hello.txt"
 	python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$WS/www" > "$WS/http.log" 2>&1 3>&- &
 	PIDS+=($!)
-	python3 "$PEER" echo "$WS/echo.port" 3>&- &
+	python3 "$PEER" echo "$WS/echo.port" "$WS/echo.log" 3>&- &
 	PIDS+=($!)
 	HTTP_PORT=$(wait_for "$WS/http.log" '.*port \([0-9][0-9]*\).*')
 	ECHO_PORT=$(wait_for "$WS/echo.port" '^\([0-9][0-9]*\)$')
@@ -474,4 +474,46 @@ SH
 	[ "$(cat "$WS/r.lit6")" = hello-through-proxy ]
 	# judged by the server: it served the two literal requests, nothing else
 	[ "$(grep -c 'GET /hello.txt' "$WS/svc.log")" -eq 2 ]
+}
+
+# A bare CR (not followed by LF) ends a line for some parsers and not for
+# others: relayed, "X-A: 1\rHost: evil" is a second Host line upstream
+# (SECURITY.md G103).  Every such head gets 400 and reaches nothing; the
+# echo upstream would return whatever it got.
+@test "proxy: a bare CR anywhere in the head gets 400 and nothing reaches upstream" {
+	start_proxy -- "127.0.0.1:$ECHO_PORT"
+	local u="http://127.0.0.1:$ECHO_PORT" h
+	for h in "GET $u/ HTTP/1.1\\r\\nX-A: 1\\rHost: evil.example\\r\\n\\r\\n" \
+		"GET $u/x\\rHost:evil.example HTTP/1.1\\r\\n\\r\\n" \
+		"GET $u/ HTTP/1.1\\r\\nX-A\\rHost: evil.example\\r\\n\\r\\n" \
+		"GET $u/ HTTP/1.1\\r\\nX-A: 1\\r\\rHost: evil.example\\r\\n\\r\\n" \
+		"GET $u/ HTTP/1.1\\r\\nX-A: 1\\r\\r\\n\\r\\n" \
+		"CONNECT 127.0.0.1:$ECHO_PORT HTTP/1.1\\r\\nX-A: 1\\rHost: evil.example\\r\\n\\r\\n"; do
+		run python3 "$PEER" raw "$PROXY" "$h"
+		echo "$h: $output"
+		[[ "${lines[0]}" == "HTTP/1.1 400 Bad Request"* ]]
+		[[ "$output" == *"a CR not followed by LF"* ]]
+		[[ "$output" != *evil.example* ]]
+	done
+	# other control bytes too, and a tab outside a header value
+	for h in "GET $u/ HTTP/1.1\\r\\nX-A: 1\\x0bHost: evil.example\\r\\n\\r\\n" \
+		"GET $u/ HTTP/1.1\\r\\nX-A: 1\\x0cHost: evil.example\\r\\n\\r\\n" \
+		"GET $u/ HTTP/1.1\\r\\nX-A: 1\\x7fHost: evil.example\\r\\n\\r\\n" \
+		"GET $u/ HTTP/1.1\\r\\nX-A: 1\\x1bHost: evil.example\\r\\n\\r\\n" \
+		"GET $u/x\\tHost:evil.example HTTP/1.1\\r\\n\\r\\n"; do
+		run python3 "$PEER" raw "$PROXY" "$h"
+		echo "$h: $output"
+		[[ "${lines[0]}" == "HTTP/1.1 400 Bad Request"* ]]
+		[[ "$output" == *"control byte"* ]]
+		[[ "$output" != *evil.example* ]]
+	done
+	# nothing reached the echo server: it saw no connection at all
+	[ ! -s "$WS/echo.log" ]
+	# the control: LF alone ends a line (RFC 9112 allows it); upstream gets
+	# CRLF, and a tab in a header value passes
+	run python3 "$PEER" raw "$PROXY" "GET $u/ok HTTP/1.1\\nX-B: 1\\ta\\n\\n"
+	echo "$output"
+	[[ "${lines[0]}" == "GET /ok HTTP/1.1"$'\r' ]]
+	[[ "$output" == *$'\nX-B: 1\ta\r\n'* ]]
+	[ "$(grep -c closed "$WS/echo.log")" -eq 1 ]
 }

@@ -3,7 +3,9 @@
 server on the host's loopback, and clients that speak to the proxy the way
 hostile or careless jailed code would.
 
-  proxy_peer.py echo PORTFILE            echo server; its port into PORTFILE
+  proxy_peer.py echo PORTFILE [LOG]      echo server; its port into PORTFILE;
+                                         with LOG, one line "closed N" there
+                                         when a connection ends (N bytes)
   proxy_peer.py tunnel PROXY TARGET      CONNECT TARGET, send a line with the
                                          head (early data), print the echo
   proxy_peer.py many PROXY TARGET N      N tunnels open at once, then each
@@ -55,14 +57,22 @@ def read_head(s):
     return buf
 
 
-def echo(portfile):
+def echo(portfile, log=None):
     class H(socketserver.BaseRequestHandler):
         def handle(self):
-            while True:
-                b = self.request.recv(65536)
-                if not b:
-                    return
-                self.request.sendall(b)
+            n = 0
+            try:
+                while True:
+                    b = self.request.recv(65536)
+                    if not b:
+                        break
+                    n += len(b)
+                    self.request.sendall(b)
+            except OSError:
+                pass
+            if log:
+                with open(log, "a") as f:
+                    f.write("closed %d\n" % n)
 
     class S(socketserver.ThreadingTCPServer):
         daemon_threads = True
@@ -159,7 +169,7 @@ def raw(proxy, text):
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "echo":
-        echo(args[0])
+        echo(*args[:2])
     elif cmd == "tunnel":
         tunnel(args[0], args[1])
     elif cmd == "many":
