@@ -11,7 +11,8 @@
  *            allows, then the next; within dial_ms() (DIAL_MS), else 504
  *   RELAY    both directions through a pipe each (splice: the payload is
  *            never copied into this process, and a pipe holds at most
- *            64 KiB, so memory is flat however much flows), edge-triggered
+ *            64 KiB, so memory is flat however much flows), edge-triggered;
+ *            no byte either way for idle_ms() (IDLE_MS): closed
  *   REPLY    the proxy's own answer (403, 502, ...) written, then
  *   DRAIN    what the client still sends is read and dropped (bounded), so
  *            the answer is not lost to a reset, then closed.
@@ -48,6 +49,9 @@
 #define HEAD_MAX 16384           /* request head bound; beyond: 431 */
 #define HEAD_MS 10000            /* a client must finish its head within this */
 #define DIAL_MS 30000            /* resolve and connect within this */
+#define IDLE_MS 300000           /* a relayed connection silent both ways this long
+                                    is closed (5 min; a client that means to wait
+                                    longer sends a keepalive meanwhile) */
 #define DRAIN_MS 2000            /* after an answer, read and drop at most this long */
 #define DRAIN_MAX (256u * 1024)  /* and at most this much */
 #define TICK_MS 250              /* deadlines and c-ares' timeouts */
@@ -161,6 +165,11 @@ static uint64_t audit_max(const struct wproxy *p)
 static uint32_t dial_ms(const struct wproxy *p)
 {
 	return p->conf.dial_timeout_ms ? p->conf.dial_timeout_ms : DIAL_MS;
+}
+
+static uint32_t idle_ms(const struct wproxy *p)
+{
+	return p->conf.relay_idle_ms ? p->conf.relay_idle_ms : IDLE_MS;
 }
 
 static void audit_conn(struct pconn *c)
@@ -372,6 +381,7 @@ static int dir_step(struct pdir *d, int src, int dst, uint64_t *count)
 
 static void pump(struct pconn *c)
 {
+	bool moved = false;
 	int a, b;
 
 	do {
@@ -383,9 +393,15 @@ static void pump(struct pconn *c)
 			pc_close(c);
 			return;
 		}
+		moved = moved || a || b;
 	} while (a || b);
-	if (c->c2u.shut && c->u2c.shut)
+	if (c->c2u.shut && c->u2c.shut) {
 		pc_close(c);
+		return;
+	}
+	/* the idle limit counts from the last byte either way */
+	if (moved)
+		c->deadline_ms = sv_now_ms() + idle_ms(c->p);
 }
 
 static int start_relay(struct pconn *c)
@@ -407,7 +423,7 @@ static int start_relay(struct pconn *c)
 	(void)fcntl(b[1], F_SETPIPE_SZ, PIPE_CAP);
 	c->st = P_RELAY;
 	c->status = 200;
-	c->deadline_ms = 0;   /* no idle limit on a relayed connection */
+	c->deadline_ms = sv_now_ms() + idle_ms(c->p);
 	free(c->head);
 	c->head = NULL;
 	/* edge-triggered from now on: pump() always goes on until EAGAIN or
@@ -1062,7 +1078,11 @@ static void on_tick(struct wloop *l, struct wsrc *src, uint32_t ev)
 			pc_close(c);
 			break;
 		case P_RELAY:
-			c->deadline_ms = 0;   /* no idle limit on a relayed connection */
+			/* a held, silent connection would keep its 6 fds and its
+			 * place under MAX_CONNS for ever */
+			snprintf(c->reason, sizeof(c->reason), "idle: no byte either way for %u ms",
+			         idle_ms(p));
+			pc_close(c);
 			break;
 		}
 	}

@@ -277,8 +277,8 @@ hwm_kb() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status"; }
 	PROXY=$(wait_for "$WS/proxy.port" '^\([0-9][0-9]*\)$')
 	local proxy2
 	proxy2=$(wait_for "$WS/proxy2.port" '^\([0-9][0-9]*\)$')
-	# the flood: CONNECT tunnels held open (a relayed connection has no
-	# idle limit), until the proxy refuses one (503) or holds every fd
+	# the flood: CONNECT tunnels held open (well within the idle limit of
+	# 5 minutes), until the proxy refuses one (503) or holds every fd
 	python3 - "$PROXY" "$PROXY_PID" "127.0.0.1:$HTTP_PORT" "$WS/flood.ready" "$WS/flood.done" <<'PY' 3>&- &
 import os, socket, sys, time
 port, pid, target, ready, done = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
@@ -516,4 +516,34 @@ SH
 	[[ "${lines[0]}" == "GET /ok HTTP/1.1"$'\r' ]]
 	[[ "$output" == *$'\nX-B: 1\ta\r\n'* ]]
 	[ "$(grep -c closed "$WS/echo.log")" -eq 1 ]
+}
+
+# A relayed connection with no byte either way for the idle limit is closed
+# (SECURITY.md G107: else one jail holds its 256 connections for ever);
+# one that keeps moving is never cut, however long it lasts.
+@test "proxy: an idle tunnel is closed at the idle limit and audited; an active one is not cut" {
+	start_proxy --audit "$AUDIT" --idle-timeout 1500 -- "127.0.0.1:$ECHO_PORT"
+	# the active tunnel first: it is older than the idle one
+	python3 "$PEER" active "$PROXY" "127.0.0.1:$ECHO_PORT" "$WS/stop" > "$WS/active.out" 3>&- &
+	local active=$! i
+	PIDS+=("$active")
+	for i in $(seq 300); do [ -e "$WS/stop.ready" ] && break; sleep 0.1; done
+	[ -e "$WS/stop.ready" ]
+	run python3 "$PEER" idle "$PROXY" "127.0.0.1:$ECHO_PORT"
+	echo "idle: $output"
+	[ "$output" = eof ]
+	# judged upstream: the idle tunnel's server side was closed
+	for i in $(seq 300); do grep -q '^closed 9$' "$WS/echo.log" && break; sleep 0.1; done
+	cat "$WS/echo.log"
+	grep -qx 'closed 9' "$WS/echo.log"
+	# the active tunnel lived longer than the idle limit and still works
+	touch "$WS/stop"
+	wait "$active"
+	cat "$WS/active.out"
+	[ "$(cat "$WS/active.out")" = "active ok" ]
+	kill -TERM "$PROXY_PID"; wait "$PROXY_PID"
+	cat "$AUDIT"
+	grep -q '"method":"CONNECT".*"status":200,"reason":"idle: no byte either way for 1500 ms","bytes_up":9,"bytes_down":9' "$AUDIT"
+	# the active one ended with its client, not by the limit
+	[ "$(grep -c '"reason":"idle' "$AUDIT")" -eq 1 ]
 }

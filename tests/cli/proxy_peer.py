@@ -18,6 +18,14 @@ hostile or careless jailed code would.
                                          one more; prints its answer
   proxy_peer.py raw PROXY TEXT           sends TEXT (\\r\\n escapes) and
                                          half-closes; prints the answer
+  proxy_peer.py idle PROXY TARGET        CONNECT TARGET, one echoed line,
+                                         then silence: prints "eof" when the
+                                         proxy closes the tunnel
+  proxy_peer.py active PROXY TARGET STOP CONNECT TARGET, then one byte back
+                                         and forth without a pause until the
+                                         file STOP exists, then one more
+                                         (STOP.ready once established);
+                                         prints "active ok" or where it broke
 Every wait is bounded (30 s) so a broken proxy fails the test, never hangs
 it."""
 import os
@@ -84,6 +92,50 @@ def echo(portfile, log=None):
         f.write("%d\n" % srv.server_address[1])
     os.rename(portfile + ".tmp", portfile)
     srv.serve_forever()
+
+
+def established(proxy, target):
+    s = conn(proxy)
+    s.sendall(b"CONNECT " + target.encode() + b" HTTP/1.1\r\n\r\n")
+    head = read_head(s)
+    if b" 200 " not in head.split(b"\r\n")[0]:
+        sys.exit("not established: %r" % head)
+    return s
+
+
+def idle(proxy, target):
+    s = established(proxy, target)
+    s.sendall(b"one line\n")
+    got = b""
+    while not got.endswith(b"\n"):
+        got += s.recv(100)
+    # then nothing: the proxy must end the tunnel (bounded by T)
+    try:
+        b = s.recv(100)
+        print("eof" if not b else "got %r" % b)
+    except socket.timeout:
+        print("no eof within %d s" % T)
+
+
+def active(proxy, target, stop):
+    s = established(proxy, target)
+    open(stop + ".ready", "w").close()
+    n = 0
+    while True:
+        last = os.path.exists(stop)
+        try:
+            s.sendall(b"x")
+            b = s.recv(1)
+        except OSError as e:
+            print("cut after %d round trips: %s" % (n, e))
+            return
+        if b != b"x":
+            print("cut after %d round trips: %r" % (n, b))
+            return
+        n += 1
+        if last:
+            break
+    print("active ok")
 
 
 def tunnel(proxy, target):
@@ -170,6 +222,10 @@ def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "echo":
         echo(*args[:2])
+    elif cmd == "idle":
+        idle(args[0], args[1])
+    elif cmd == "active":
+        active(args[0], args[1], args[2])
     elif cmd == "tunnel":
         tunnel(args[0], args[1])
     elif cmd == "many":
