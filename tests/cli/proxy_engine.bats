@@ -522,7 +522,7 @@ SH
 # (SECURITY.md G107: else one jail holds its 256 connections for ever);
 # one that keeps moving is never cut, however long it lasts.
 @test "proxy: an idle tunnel is closed at the idle limit and audited; an active one is not cut" {
-	start_proxy --audit "$AUDIT" --idle-timeout 1500 -- "127.0.0.1:$ECHO_PORT"
+	start_proxy --audit "$AUDIT" --idle-timeout 2000 -- "127.0.0.1:$ECHO_PORT"
 	# the active tunnel first: it is older than the idle one
 	python3 "$PEER" active "$PROXY" "127.0.0.1:$ECHO_PORT" "$WS/stop" > "$WS/active.out" 3>&- &
 	local active=$! i
@@ -543,7 +543,83 @@ SH
 	[ "$(cat "$WS/active.out")" = "active ok" ]
 	kill -TERM "$PROXY_PID"; wait "$PROXY_PID"
 	cat "$AUDIT"
-	grep -q '"method":"CONNECT".*"status":200,"reason":"idle: no byte either way for 1500 ms","bytes_up":9,"bytes_down":9' "$AUDIT"
+	grep -q '"method":"CONNECT".*"status":200,"reason":"idle: no byte either way for 2000 ms","bytes_up":9,"bytes_down":9' "$AUDIT"
 	# the active one ended with its client, not by the limit
 	[ "$(grep -c '"reason":"idle' "$AUDIT")" -eq 1 ]
+}
+
+# G104's resolve-and-connect deadline: a destination whose accept queue is
+# full drops every SYN (proxy_peer.py blackhole), so the connect never ends
+@test "proxy: a connect that never completes holds nothing else up, and gets 504 at the deadline" {
+	python3 "$PEER" blackhole "$WS/hole.port" 3>&- &
+	PIDS+=($!)
+	local hole
+	hole=$(wait_for "$WS/hole.port" '^\([0-9][0-9]*\)$')
+	start_proxy --audit "$AUDIT" --dial-timeout 600000 -- "127.0.0.1:$hole" "127.0.0.1:$HTTP_PORT"
+	# once the proxy is connecting (one more socket in SYN-SENT, state 02,
+	# towards the hole, beside the blackhole's own second filler), another
+	# client is served
+	local hex i n0
+	hex=$(printf '%04X' "$hole")
+	n0=$(grep -c "0100007F:$hex 02" /proc/net/tcp || true)
+	python3 "$PEER" raw "$PROXY" "CONNECT 127.0.0.1:$hole HTTP/1.1\\r\\n\\r\\n" > "$WS/hole.out" 3>&- &
+	local stuck=$!
+	PIDS+=("$stuck")
+	for i in $(seq 300); do [ "$(grep -c "0100007F:$hex 02" /proc/net/tcp)" -gt "$n0" ] && break; sleep 0.1; done
+	[ "$(grep -c "0100007F:$hex 02" /proc/net/tcp)" -gt "$n0" ]
+	run curl -sS --max-time 30 -x "http://127.0.0.1:$PROXY" "http://127.0.0.1:$HTTP_PORT/hello.txt"
+	[ "$output" = hello-through-proxy ]
+	kill -0 "$stuck"
+	[ ! -s "$WS/hole.out" ]
+	kill "$stuck"
+	kill -TERM "$PROXY_PID"; wait "$PROXY_PID"
+	# with a short deadline: 504, saying which step took too long
+	start_proxy --audit "$AUDIT" --dial-timeout 300 -- "127.0.0.1:$hole"
+	run python3 "$PEER" raw "$PROXY" "CONNECT 127.0.0.1:$hole HTTP/1.1\\r\\n\\r\\n"
+	echo "$output"
+	[[ "${lines[0]}" == "HTTP/1.1 504 Gateway Timeout"* ]]
+	[[ "$output" == *"connecting to 127.0.0.1 port $hole took longer than 300 ms"* ]]
+	kill -TERM "$PROXY_PID"; wait "$PROXY_PID"
+	grep -q '"port":'"$hole"',"address":"127.0.0.1","allowed":true,"rule":"127.0.0.1:'"$hole"'","status":504' "$AUDIT"
+}
+
+# The same deadline while the name is still being looked up: a DNS server
+# that never answers (private mount and network namespaces, resolv.conf
+# pointing at it, c-ares told to wait 30 s for it)
+@test "proxy: a lookup that never ends gets 504 at the deadline" {
+	printf 'nameserver 127.0.0.1\noptions timeout:30 attempts:1\n' > "$WS/resolv.conf"
+	cat > "$WS/dns.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 53))
+open(sys.argv[2], "w").close()
+while True:
+    d, a = s.recvfrom(2048)
+    with open(sys.argv[1], "a") as f:
+        f.write("asked\n")
+PY
+	cat > "$WS/inside.sh" <<'SH'
+set -e
+ws=$1 proxyd=$2 peer=$3
+ip link set lo up
+mount --bind "$ws/resolv.conf" /etc/resolv.conf
+python3 "$ws/dns.py" "$ws/dns.log" "$ws/dns.ready" &
+dns=$!
+trap 'kill $dns $px 2>/dev/null || true' EXIT
+for i in $(seq 300); do [ -e "$ws/dns.ready" ] && break; sleep 0.1; done
+"$proxyd" --audit "$ws/audit" --dial-timeout 300 "$ws/proxy.port" 'slow.warden.test:80' &
+px=$!
+for i in $(seq 300); do [ -s "$ws/proxy.port" ] && break; sleep 0.1; done
+python3 "$peer" raw "$(cat "$ws/proxy.port")" 'GET http://slow.warden.test/ HTTP/1.1\r\n\r\n' || true
+kill $px; wait $px || true
+SH
+	local un=(unshare -mn)
+	is_root || un=(unshare -rmn)
+	run "${un[@]}" sh "$WS/inside.sh" "$WS" "$PROXYD" "$PEER"
+	echo "$output"
+	[[ "${lines[0]}" == "HTTP/1.1 504 Gateway Timeout"* ]]
+	[[ "$output" == *"resolving slow.warden.test port 80 took longer than 300 ms"* ]]
+	# the control: the lookup was sent, and the server never answered it
+	grep -q asked "$WS/dns.log"
+	grep -q '"host":"slow.warden.test","port":80,"allowed":true,"rule":"slow.warden.test:80","status":504' "$WS/audit"
 }

@@ -6,6 +6,9 @@ hostile or careless jailed code would.
   proxy_peer.py echo PORTFILE [LOG]      echo server; its port into PORTFILE;
                                          with LOG, one line "closed N" there
                                          when a connection ends (N bytes)
+  proxy_peer.py blackhole PORTFILE       a listener whose accept queue is
+                                         full: every further SYN is dropped,
+                                         so a connect to it never completes
   proxy_peer.py tunnel PROXY TARGET      CONNECT TARGET, send a line with the
                                          head (early data), print the echo
   proxy_peer.py many PROXY TARGET N      N tunnels open at once, then each
@@ -22,7 +25,7 @@ hostile or careless jailed code would.
                                          then silence: prints "eof" when the
                                          proxy closes the tunnel
   proxy_peer.py active PROXY TARGET STOP CONNECT TARGET, then one byte back
-                                         and forth without a pause until the
+                                         and forth every 10 ms until the
                                          file STOP exists, then one more
                                          (STOP.ready once established);
                                          prints "active ok" or where it broke
@@ -33,6 +36,7 @@ import socket
 import socketserver
 import sys
 import threading
+import time
 
 T = 30
 
@@ -94,6 +98,25 @@ def echo(portfile, log=None):
     srv.serve_forever()
 
 
+def blackhole(portfile):
+    # backlog 0: the accept queue holds one connection, never accepted;
+    # with it (and a second, to be sure) queued, the kernel drops every
+    # further SYN, and the connecting side retries for minutes
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(0)
+    port = srv.getsockname()[1]
+    fill = [socket.create_connection(("127.0.0.1", port), timeout=T)]
+    s = socket.socket()
+    s.setblocking(False)
+    s.connect_ex(("127.0.0.1", port))
+    fill.append(s)
+    with open(portfile + ".tmp", "w") as f:
+        f.write("%d\n" % port)
+    os.rename(portfile + ".tmp", portfile)
+    threading.Event().wait()
+
+
 def established(proxy, target):
     s = conn(proxy)
     s.sendall(b"CONNECT " + target.encode() + b" HTTP/1.1\r\n\r\n")
@@ -135,6 +158,7 @@ def active(proxy, target, stop):
         n += 1
         if last:
             break
+        time.sleep(0.01)   # pace it: far below the limit, and not a busy loop
     print("active ok")
 
 
@@ -222,6 +246,8 @@ def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "echo":
         echo(*args[:2])
+    elif cmd == "blackhole":
+        blackhole(args[0])
     elif cmd == "idle":
         idle(args[0], args[1])
     elif cmd == "active":
