@@ -1046,6 +1046,14 @@ static void on_accept(struct wloop *l, struct wsrc *src, uint32_t ev)
 	}
 }
 
+/* A relay silent both ways for idle_ms() ends: held, it would keep its 6
+ * fds and its place under MAX_CONNS for ever */
+static void end_idle(struct pconn *c)
+{
+	snprintf(c->reason, sizeof(c->reason), "idle: no byte either way for %u ms", idle_ms(c->p));
+	pc_close(c);
+}
+
 static void on_tick(struct wloop *l, struct wsrc *src, uint32_t ev)
 {
 	struct wproxy *p = src->ctx;
@@ -1078,11 +1086,7 @@ static void on_tick(struct wloop *l, struct wsrc *src, uint32_t ev)
 			pc_close(c);
 			break;
 		case P_RELAY:
-			/* a held, silent connection would keep its 6 fds and its
-			 * place under MAX_CONNS for ever */
-			snprintf(c->reason, sizeof(c->reason), "idle: no byte either way for %u ms",
-			         idle_ms(p));
-			pc_close(c);
+			end_idle(c);
 			break;
 		}
 	}
