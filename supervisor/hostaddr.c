@@ -2,8 +2,8 @@
  *
  * Read at each resolution, not cached: an address added to an interface
  * a moment ago (a VPN, a container bridge, DHCP) counts at once.  The dump
- * costs a few microseconds per address and comes from the kernel of this
- * namespace, never from the jail.  Only a NETLINK_ROUTE socket is used
+ * comes from the kernel of this namespace, never from the jail, and holds
+ * only addresses (a few dozen bytes each).  Only a NETLINK_ROUTE socket is used
  * (socket, sendto, recvmsg, close), which is all a confined proxy process
  * needs to be allowed.  getifaddrs(3) would do the same after a dump of
  * every link with its statistics, which this does not need. */
