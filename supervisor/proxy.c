@@ -650,11 +650,11 @@ static bool header_is(const char *line, size_t len, const char *name)
 
 /* The head is head[0..end): a request line and header lines, each ending
  * in "\r\n" (or "\n"), then an empty line; a CR anywhere else, or any
- * other control byte but a tab in a header value, is refused.  For absolute-URI requests the
- * upstream head is built into c2u.pre: the request line in origin form,
- * the client's headers without the hop-by-hop and proxy ones and without
- * Host, then Host (from the URL, which is what was checked) and
- * Connection: close. */
+ * other control byte but a tab in a header value, is refused.  For
+ * absolute-URI requests the upstream head is built into c2u.pre: the
+ * request line in origin form, the client's headers without the hop-by-hop
+ * and proxy ones and without Host, then Host (from the URL, which is what
+ * was checked) and Connection: close. */
 static int parse_head(struct pconn *c, size_t end, const char **why)
 {
 	char *h = c->head, *eol = memchr(h, '\n', end), *sp1, *sp2;
@@ -1077,7 +1077,7 @@ static void on_tick(struct wloop *l, struct wsrc *src, uint32_t ev)
 			break;
 		case P_RESOLVE:
 		case P_CONNECT:
-			reply_reason(c, 504, "Gateway Timeout", "%s %s port %u took longer than %d ms",
+			reply_reason(c, 504, "Gateway Timeout", "%s %s port %u took longer than %u ms",
 			             c->st == P_RESOLVE ? "resolving" : "connecting to", c->host,
 			             c->port, dial_ms(p));
 			break;
