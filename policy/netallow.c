@@ -2,7 +2,8 @@
  * "host[:port]", matching a requested host:port by name, and the one list
  * of addresses a name may never grant.  Everything here sees strings that
  * come from the jail (the host of a CONNECT or of a URL): every length is
- * checked, nothing is allocated. */
+ * checked, nothing is allocated, the kernel is never asked (the host's own
+ * addresses are read by the caller: supervisor/hostaddr.c). */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <netinet/in.h>
@@ -296,6 +297,24 @@ bool wnet_addr_special(const struct sockaddr *sa)
 	return true;   /* any other family is never reached by name */
 }
 
+bool wnet_addr_is(const struct sockaddr *sa, int family, const void *addr)
+{
+	static const unsigned char mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	const unsigned char *a6;
+
+	if (!sa || !addr)
+		return false;
+	if (sa->sa_family == AF_INET)
+		return family == AF_INET &&
+		       !memcmp(&((const struct sockaddr_in *)sa)->sin_addr, addr, 4);
+	if (sa->sa_family != AF_INET6)
+		return false;
+	a6 = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+	if (family == AF_INET6)
+		return !memcmp(a6, addr, 16);
+	return family == AF_INET && !memcmp(a6, mapped, 12) && !memcmp(a6 + 12, addr, 4);
+}
+
 /* Does literal entry e name exactly the address of sa? */
 static bool literal_is(const struct wnet_entry *e, const struct sockaddr *sa)
 {
@@ -311,7 +330,7 @@ static bool literal_is(const struct wnet_entry *e, const struct sockaddr *sa)
 }
 
 bool wnet_allow_addr(char *const *entries, size_t n, const char *host,
-                     const struct sockaddr *sa)
+                     const struct sockaddr *sa, bool host_own)
 {
 	char h[256];
 	bool have_host = host && host_norm(host, h);
@@ -335,7 +354,7 @@ bool wnet_allow_addr(char *const *entries, size_t n, const char *host,
 		if (e.literal) {
 			if (literal_is(&e, sa))
 				return true;
-		} else if (have_host && !wnet_addr_special(sa) && host_match(&e, h)) {
+		} else if (have_host && !host_own && !wnet_addr_special(sa) && host_match(&e, h)) {
 			return true;
 		}
 	}

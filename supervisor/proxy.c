@@ -8,10 +8,11 @@
  *   RESOLVE  the name matched an entry: c-ares looks it up, its sockets
  *            in this same loop (a slow resolver stalls nothing else)
  *   CONNECT  a non-blocking connect to the first address wnet_allow_addr
- *            allows, then the next; within DIAL_MS
+ *            allows, then the next; within dial_ms() (DIAL_MS), else 504
  *   RELAY    both directions through a pipe each (splice: the payload is
  *            never copied into this process, and a pipe holds at most
- *            64 KiB, so memory is flat however much flows), edge-triggered
+ *            64 KiB, so memory is flat however much flows), edge-triggered;
+ *            no byte either way for idle_ms() (IDLE_MS): closed
  *   REPLY    the proxy's own answer (403, 502, ...) written, then
  *   DRAIN    what the client still sends is read and dropped (bounded), so
  *            the answer is not lost to a reset, then closed.
@@ -37,6 +38,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "hostaddr.h"
 #include "proxy.h"
 #include "sv.h"
 #include "warden/log.h"
@@ -47,11 +49,15 @@
 #define HEAD_MAX 16384           /* request head bound; beyond: 431 */
 #define HEAD_MS 10000            /* a client must finish its head within this */
 #define DIAL_MS 30000            /* resolve and connect within this */
+#define IDLE_MS 300000           /* a relayed connection silent both ways this long
+                                    is closed (5 min; a client that means to wait
+                                    longer sends a keepalive meanwhile) */
 #define DRAIN_MS 2000            /* after an answer, read and drop at most this long */
 #define DRAIN_MAX (256u * 1024)  /* and at most this much */
 #define TICK_MS 250              /* deadlines and c-ares' timeouts */
 #define AUDIT_MAX 4096           /* "net" records per proxy */
 #define N_ADDRS 8                /* resolved addresses tried */
+#define N_ANSWER 32              /* addresses of an answer considered */
 #define CONN_FDS 6               /* what a relayed connection holds at most: its
                                     socket, the upstream's, two pipes */
 #define GUARANTEED 4             /* connections each live proxy can always open,
@@ -154,6 +160,16 @@ static void on_up(struct wloop *l, struct wsrc *src, uint32_t ev);
 static uint64_t audit_max(const struct wproxy *p)
 {
 	return p->conf.audit_max ? p->conf.audit_max : AUDIT_MAX;
+}
+
+static uint32_t dial_ms(const struct wproxy *p)
+{
+	return p->conf.dial_timeout_ms ? p->conf.dial_timeout_ms : DIAL_MS;
+}
+
+static uint32_t idle_ms(const struct wproxy *p)
+{
+	return p->conf.relay_idle_ms ? p->conf.relay_idle_ms : IDLE_MS;
 }
 
 static void audit_conn(struct pconn *c)
@@ -290,23 +306,26 @@ static void refuse_policy(struct pconn *c)
 	reply(c, 403, "Forbidden", body);
 }
 
-static void refuse_special(struct pconn *c, const char *addr)
+/* addr: the first address the name resolved to that no entry allows;
+ * own: it is one of the host's own (else it is special) */
+static void refuse_special(struct pconn *c, const char *addr, bool own)
 {
 	const struct wpolicy *pol = c->p->conf.pol;
+	const char *what = own ? "an address of one of this host's own interfaces"
+	                       : "a loopback, private, link-local, multicast or reserved address";
 	char ent[300], body[2048];
 
 	entry_of(c, ent, sizeof(ent));
-	snprintf(c->reason, sizeof(c->reason),
-	         "%s resolved only to special addresses (%s)", c->host, addr);
+	snprintf(c->reason, sizeof(c->reason), "%s resolved only to addresses no name can allow (%s%s)",
+	         c->host, addr, own ? ", the host's own" : "");
 	snprintf(body, sizeof(body),
-	         "warden proxy: %s resolved to %s, a loopback, private, link-local, "
-	         "multicast or reserved address.\n"
+	         "warden proxy: %s resolved to %s, %s.\n"
 	         "No name can allow such an address, whatever the policy \"%s\" (%s) says: a name\n"
 	         "that resolves there (DNS rebinding) would reach the host's own services.\n"
 	         "Only an entry naming the address itself allows it; if that is meant, use\n"
 	         "    --allow %s%s%s:%u\n"
 	         "and connect to that address instead of the name.\n",
-	         c->host, addr, pol->name ? pol->name : "?", pol->source ? pol->source : "?",
+	         c->host, addr, what, pol->name ? pol->name : "?", pol->source ? pol->source : "?",
 	         strchr(addr, ':') ? "[" : "", addr, strchr(addr, ':') ? "]" : "", c->port);
 	reply(c, 403, "Forbidden", body);
 }
@@ -362,6 +381,7 @@ static int dir_step(struct pdir *d, int src, int dst, uint64_t *count)
 
 static void pump(struct pconn *c)
 {
+	bool moved = false;
 	int a, b;
 
 	do {
@@ -373,9 +393,15 @@ static void pump(struct pconn *c)
 			pc_close(c);
 			return;
 		}
+		moved = moved || a || b;
 	} while (a || b);
-	if (c->c2u.shut && c->u2c.shut)
+	if (c->c2u.shut && c->u2c.shut) {
 		pc_close(c);
+		return;
+	}
+	/* the idle limit counts from the last byte either way */
+	if (moved)
+		c->deadline_ms = sv_now_ms() + idle_ms(c->p);
 }
 
 static int start_relay(struct pconn *c)
@@ -397,7 +423,7 @@ static int start_relay(struct pconn *c)
 	(void)fcntl(b[1], F_SETPIPE_SZ, PIPE_CAP);
 	c->st = P_RELAY;
 	c->status = 200;
-	c->deadline_ms = 0;   /* no idle limit on a relayed connection */
+	c->deadline_ms = sv_now_ms() + idle_ms(c->p);
 	free(c->head);
 	c->head = NULL;
 	/* edge-triggered from now on: pump() always goes on until EAGAIN or
@@ -410,6 +436,16 @@ static int start_relay(struct pconn *c)
 
 /* --- connecting ------------------------------------------------------------------ */
 
+/* The address of ss (AF_INET or AF_INET6) as text */
+static void addr_text(const struct sockaddr_storage *ss, char *out, size_t len)
+{
+	const void *in = ss->ss_family == AF_INET6
+	                     ? (const void *)&((const struct sockaddr_in6 *)ss)->sin6_addr
+	                     : (const void *)&((const struct sockaddr_in *)ss)->sin_addr;
+
+	inet_ntop(ss->ss_family, in, out, (socklen_t)len);
+}
+
 static void connect_next(struct pconn *c)
 {
 	int saved = 0;
@@ -419,11 +455,8 @@ static void connect_next(struct pconn *c)
 		socklen_t len = ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
 		                                          : sizeof(struct sockaddr_in);
 		int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		const void *in = ss->ss_family == AF_INET6
-		                     ? (const void *)&((struct sockaddr_in6 *)ss)->sin6_addr
-		                     : (const void *)&((struct sockaddr_in *)ss)->sin_addr;
 
-		inet_ntop(ss->ss_family, in, c->addr, sizeof(c->addr));
+		addr_text(ss, c->addr, sizeof(c->addr));
 		if (fd < 0) {
 			saved = errno;
 			continue;
@@ -466,7 +499,13 @@ static void on_connected(struct pconn *c)
 static void on_resolved(void *arg, int status, int timeouts, struct ares_addrinfo *res)
 {
 	struct pconn *c = arg;
-	char special[INET6_ADDRSTRLEN] = "";
+	const struct wstrv *al = &c->p->conf.pol->net_allow;
+	struct sockaddr_storage cand[N_ANSWER];
+	bool own[N_ANSWER];
+	size_t ncand = 0;
+	struct werr err = { 0 };
+	char refused[INET6_ADDRSTRLEN] = "";
+	bool refused_own = false;
 
 	c->resolving = false;
 	if (c->dead) {
@@ -488,35 +527,43 @@ static void on_resolved(void *arg, int status, int timeouts, struct ares_addrinf
 			ares_freeaddrinfo(res);
 		return;
 	}
-	for (struct ares_addrinfo_node *n = res->nodes; n; n = n->ai_next) {
-		struct sockaddr_storage ss;
-		void *in;
+	for (struct ares_addrinfo_node *n = res->nodes; n && ncand < N_ANSWER; n = n->ai_next) {
+		struct sockaddr_storage *ss = &cand[ncand];
 
+		memset(ss, 0, sizeof(*ss));
 		if (n->ai_family == AF_INET && n->ai_addrlen >= sizeof(struct sockaddr_in)) {
-			memcpy(&ss, n->ai_addr, sizeof(struct sockaddr_in));
-			((struct sockaddr_in *)&ss)->sin_port = htons(c->port);
-			in = &((struct sockaddr_in *)&ss)->sin_addr;
+			memcpy(ss, n->ai_addr, sizeof(struct sockaddr_in));
+			((struct sockaddr_in *)ss)->sin_port = htons(c->port);
 		} else if (n->ai_family == AF_INET6 && n->ai_addrlen >= sizeof(struct sockaddr_in6)) {
-			memcpy(&ss, n->ai_addr, sizeof(struct sockaddr_in6));
-			((struct sockaddr_in6 *)&ss)->sin6_port = htons(c->port);
-			in = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+			memcpy(ss, n->ai_addr, sizeof(struct sockaddr_in6));
+			((struct sockaddr_in6 *)ss)->sin6_port = htons(c->port);
 		} else {
 			continue;
 		}
-		if (wnet_allow_addr(c->p->conf.pol->net_allow.v, c->p->conf.pol->net_allow.n, c->host,
-		                    (struct sockaddr *)&ss)) {
-			if (c->naddr < N_ADDRS)
-				c->addrs[c->naddr++] = ss;
-		} else if (!special[0]) {
-			inet_ntop(ss.ss_family, in, special, sizeof(special));
-		}
+		ncand++;
 	}
 	ares_freeaddrinfo(res);
+	/* the host's own addresses as they are now: a name that leads to one
+	 * would reach every service of the host listening on 0.0.0.0 or :: */
+	if (sv_host_own(cand, ncand, own, &err) < 0) {
+		reply_reason(c, 502, "Bad Gateway", "resolving %s: %s", c->host, err.msg);
+		return;
+	}
+	for (size_t i = 0; i < ncand; i++) {
+		if (wnet_allow_addr(al->v, al->n, c->host, (struct sockaddr *)&cand[i], own[i])) {
+			if (c->naddr < N_ADDRS)
+				c->addrs[c->naddr++] = cand[i];
+		} else if (!refused[0]) {
+			addr_text(&cand[i], refused, sizeof(refused));
+			/* 127.0.0.1 is lo's: said as the special address it is */
+			refused_own = own[i] && !wnet_addr_special((struct sockaddr *)&cand[i]);
+		}
+	}
 	if (!c->naddr) {
-		snprintf(c->addr, sizeof(c->addr), "%s", special);
+		snprintf(c->addr, sizeof(c->addr), "%s", refused);
 		c->allowed = false;
-		if (special[0])
-			refuse_special(c, special);
+		if (refused[0])
+			refuse_special(c, refused, refused_own);
 		else
 			reply_reason(c, 502, "Bad Gateway", "resolving %s: no address", c->host);
 		return;
@@ -602,11 +649,12 @@ static bool header_is(const char *line, size_t len, const char *name)
 }
 
 /* The head is head[0..end): a request line and header lines, each ending
- * in "\r\n" (or "\n"), then an empty line.  For absolute-URI requests the
- * upstream head is built into c2u.pre: the request line in origin form,
- * the client's headers without the hop-by-hop and proxy ones and without
- * Host, then Host (from the URL, which is what was checked) and
- * Connection: close. */
+ * in "\r\n" (or "\n"), then an empty line; a CR anywhere else, or any
+ * other control byte but a tab in a header value, is refused.  For
+ * absolute-URI requests the upstream head is built into c2u.pre: the
+ * request line in origin form, the client's headers without the hop-by-hop
+ * and proxy ones and without Host, then Host (from the URL, which is what
+ * was checked) and Connection: close. */
 static int parse_head(struct pconn *c, size_t end, const char **why)
 {
 	char *h = c->head, *eol = memchr(h, '\n', end), *sp1, *sp2;
@@ -620,7 +668,17 @@ static int parse_head(struct pconn *c, size_t end, const char **why)
 		ll--;
 	for (i = 0; i < end; i++) {
 		unsigned char ch = (unsigned char)h[i];
-		if ((ch < 0x20 && ch != '\r' && ch != '\n' && ch != '\t') || ch == 0x7f) {
+
+		/* CR only as the first half of a line end: a bare CR ends a line
+		 * for some parsers upstream and not for others, so "X-A: 1\rHost:
+		 * evil" would be a second Host line there */
+		if (ch == '\r' && (i + 1 == end || h[i + 1] != '\n')) {
+			*why = "a CR not followed by LF in the request head";
+			return -1;
+		}
+		/* a tab only inside a header value (RFC 9112), never in the
+		 * request line, whose fields some servers split at any blank */
+		if ((ch < 0x20 && ch != '\r' && ch != '\n' && (ch != '\t' || i < ll)) || ch == 0x7f) {
 			*why = "a control byte in the request head";
 			return -1;
 		}
@@ -762,7 +820,7 @@ static void got_head(struct pconn *c, size_t end)
 		return;
 	}
 	c->allowed = true;
-	c->deadline_ms = sv_now_ms() + DIAL_MS;
+	c->deadline_ms = sv_now_ms() + dial_ms(p);
 	fam = strchr(c->host, ':') ? AF_INET6 : AF_INET;
 	if (inet_pton(fam, c->host, lit) == 1) {
 		struct sockaddr_storage ss = { .ss_family = (sa_family_t)fam };
@@ -774,7 +832,9 @@ static void got_head(struct pconn *c, size_t end)
 			memcpy(&((struct sockaddr_in *)&ss)->sin_addr, lit, 4);
 			((struct sockaddr_in *)&ss)->sin_port = htons(c->port);
 		}
-		if (!wnet_allow_addr(al->v, al->n, c->host, (struct sockaddr *)&ss)) {
+		/* a literal: only a literal entry allows it, the host's own
+		 * addresses included (no name entry matches a literal) */
+		if (!wnet_allow_addr(al->v, al->n, c->host, (struct sockaddr *)&ss, false)) {
 			c->allowed = false;
 			c->rule = -1;
 			refuse_policy(c);
@@ -986,6 +1046,14 @@ static void on_accept(struct wloop *l, struct wsrc *src, uint32_t ev)
 	}
 }
 
+/* A relay silent both ways for idle_ms() ends: held, it would keep its 6
+ * fds and its place under MAX_CONNS for ever */
+static void end_idle(struct pconn *c)
+{
+	snprintf(c->reason, sizeof(c->reason), "idle: no byte either way for %u ms", idle_ms(c->p));
+	pc_close(c);
+}
+
 static void on_tick(struct wloop *l, struct wsrc *src, uint32_t ev)
 {
 	struct wproxy *p = src->ctx;
@@ -1009,16 +1077,16 @@ static void on_tick(struct wloop *l, struct wsrc *src, uint32_t ev)
 			break;
 		case P_RESOLVE:
 		case P_CONNECT:
-			reply_reason(c, 504, "Gateway Timeout", "%s %s port %u took longer than %d ms",
+			reply_reason(c, 504, "Gateway Timeout", "%s %s port %u took longer than %u ms",
 			             c->st == P_RESOLVE ? "resolving" : "connecting to", c->host,
-			             c->port, DIAL_MS);
+			             c->port, dial_ms(p));
 			break;
 		case P_REPLY:
 		case P_DRAIN:
 			pc_close(c);
 			break;
 		case P_RELAY:
-			c->deadline_ms = 0;   /* no idle limit on a relayed connection */
+			end_idle(c);
 			break;
 		}
 	}

@@ -27,6 +27,9 @@ struct wproxy_conf {
 	const char *audit_session;   /* the session's audit id, or NULL (warden run) */
 	/* 0: the defaults (tests set them small) */
 	uint32_t head_timeout_ms;    /* a client must send its whole head within this (10 s) */
+	uint32_t dial_timeout_ms;    /* resolve and connect within this, else 504 (30 s) */
+	uint32_t relay_idle_ms;      /* a relayed connection with no byte either way for
+	                                this long is closed (5 min) */
 	uint32_t audit_max;          /* "net" records per proxy, then one "net_dropped" (4096) */
 };
 

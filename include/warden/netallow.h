@@ -9,9 +9,9 @@
  *
  * Names are compared case-insensitively, without a trailing dot.  A name
  * (or wildcard) never grants an address that is loopback, link-local,
- * private, shared (100.64/10), multicast, reserved or unspecified, whatever
- * it resolves to: only an entry that is such an address literally does
- * (wnet_addr_special, wnet_allow_addr).  Owned by policy/netallow.c;
+ * private, shared (100.64/10), multicast, reserved or unspecified, nor one
+ * of the host's own interfaces, whatever it resolves to: only an entry that
+ * is such an address literally does (wnet_addr_special, wnet_allow_addr).  Owned by policy/netallow.c;
  * parsing here is used both by the policy loader (validation, with the
  * loader's FILE:LINE) and by the supervisor's proxy (supervisor/proxy.c). */
 #ifndef WARDEN_NETALLOW_H
@@ -43,11 +43,17 @@ int wnet_allow_name(char *const *entries, size_t n, const char *host, uint16_t p
 /* Is this address one a name may never grant (see above)? */
 bool wnet_addr_special(const struct sockaddr *sa);
 
+/* Is sa the address family/addr (4 or 16 bytes, network order)?  An
+ * IPv4-mapped IPv6 sa (::ffff:a.b.c.d) is its IPv4 address: a socket
+ * connected to it reaches that address. */
+bool wnet_addr_is(const struct sockaddr *sa, int family, const void *addr);
+
 /* May the proxy connect to sa (the resolved or literal address of host,
- * port in sa) for a request that named host?  True when sa is not special
- * and a name entry matched, or when an entry names this address
- * literally (and the port). */
+ * port in sa) for a request that named host?  host_own: sa is an address
+ * of one of the host's own interfaces (the caller read them).  True when
+ * sa is neither special nor the host's own and a name entry matched, or
+ * when an entry names this address literally (and the port). */
 bool wnet_allow_addr(char *const *entries, size_t n, const char *host,
-                     const struct sockaddr *sa);
+                     const struct sockaddr *sa, bool host_own);
 
 #endif

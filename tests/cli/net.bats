@@ -67,7 +67,11 @@ setup() {
 	cp "$D/cert.pem" "$WS/cert.pem"
 	: > "$D/http.log"; : > "$D/https.log"; : > "$D/other.log"
 }
-teardown() { common_teardown; }
+teardown() {
+	if [ -n "${WPID:-}" ]; then kill "$WPID" 2>/dev/null || true; wait "$WPID" 2>/dev/null || true; fi
+	rm -rf "$WS.t"
+	common_teardown
+}
 
 # proxy mode with the two test servers allowed (--quiet: unprivileged, the
 # warning about cgroups would be part of $output)
@@ -178,6 +182,52 @@ print(u.urlopen('https://$ADDR:$HTTPS/hello.txt', context=ctx).read().decode().s
 	[ ! -s "$D/http.log" ]
 }
 
+# The scenario of issue 18: a name the list allows resolves (in the
+# supervisor's /etc/hosts here; a domain whose DNS the jail's author
+# controls, in life) to an ordinary address of one of the host's own
+# interfaces, where a server listens on 0.0.0.0 (SECURITY.md G114).  In a
+# network and mount namespace of the test: 192.0.1.7 on its lo, a private
+# /etc/hosts; judged by that server's log.
+@test "net proxy: a name that resolves to an address of the host's own interfaces is refused; a literal entry reaches it" {
+	local t="$WS.t"   # outside the workspace: the jail cannot write the judge's log
+	mkdir "$t"
+	printf '%s\n' "127.0.0.1 localhost" "192.0.1.7 svc.warden-test.example" > "$t/hosts"
+	cat > "$t/inside.sh" <<'SH'
+set -e
+ws=$1 warden=$2 dir=$3 www=$4 t=$5
+ip link set lo up
+ip addr add 192.0.1.7/32 dev lo
+python3 "$dir/net_server.py" http 0.0.0.0 "$www" "$t/svc.port" "$t/svc.log" &
+srv=$!
+trap 'kill $srv' EXIT
+for i in $(seq 400); do [ -s "$t/svc.port" ] && break; sleep 0.05; done
+port=$(cat "$t/svc.port")
+prog='import sys, urllib.error, urllib.request
+try:
+    print(urllib.request.urlopen(sys.argv[1]).read().decode().strip())
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode())'
+for allow in svc.warden-test.example 192.0.1.7; do
+	python3 "$dir/bind_hosts.py" --name svc.warden-test.example "$t/hosts" \
+		"$warden" run --quiet --workspace "$ws" --net proxy --allow "$allow:$port" -- \
+		python3 -c "$prog" "http://$allow:$port/hello.txt"
+done
+SH
+	local un=(unshare -mn)
+	is_root || un=(unshare -Urmn --map-current-user --keep-caps)
+	run "${un[@]}" sh "$t/inside.sh" "$WS" "$WARDEN" "$BATS_TEST_DIRNAME" "$D/www" "$t"
+	echo "$output"
+	cat "$t/svc.log"
+	# the name resolves there (the control), and is refused, saying why
+	[ "${lines[0]}" = "192.0.1.7 svc.warden-test.example" ]
+	[[ "${lines[1]}" == "403 warden proxy: svc.warden-test.example resolved to 192.0.1.7, an address of one of this host's own interfaces." ]]
+	[[ "$output" == *"--allow 192.0.1.7:$(cat "$t/svc.port")"* ]]
+	# the literal entry reaches the same server
+	[ "${lines[-1]}" = "hello through the proxy" ]
+	# judged by the server: it served the literal request only
+	[ "$(grep -c . "$t/svc.log")" -eq 1 ]
+}
+
 @test "net proxy and loopback: direct TCP and UDP to any host address fail" {
 	local addrs a
 	python3 "$BATS_TEST_DIRNAME/net_server.py" sink "$WS.sink" "$WS.sinklog" &
@@ -256,17 +306,65 @@ except OSError as e:
 	[ ! -s "$D/http.log" ]
 }
 
-@test "net proxy: the jail holds no listener; its environment points at the proxy" {
-	wnet -- sh -c 'echo "$HTTP_PROXY $HTTPS_PROXY $NO_PROXY $npm_config_proxy"; case $NODE_OPTIONS in --import\ data:*) echo preload;; esac; cat /proc/net/tcp'
+# fds_of PID: where each open fd of PID leads, one a line
+fds_of() { local f; for f in /proc/"$1"/fd/*; do readlink "$f"; done; }
+
+# SECURITY.md G112, judged from the host: the listener exists in the jail's
+# network namespace, the supervisor holds it, and no process of the jail
+# (its init and every descendant: an orphan is re-parented to init, so none
+# leaves the tree) has it among its fds.  Unprivileged, the jail's init
+# (warden's own code, not dumpable, its memory owned by the host's user
+# namespace) is the one process whose fds the caller may not read; the
+# root pass reads it too.
+@test "net proxy: no process of the jail holds the proxy's listener (judged from the host)" {
+	"$WARDEN" run --quiet --no-stdin --workspace "$WS" --net proxy --allow "$ADDR:$HTTP" \
+		--timeout 120s -- sh -c '(sleep 120 &); sleep 120 & echo ready > in.ready; wait' 3>&- &
+	WPID=$!
+	wait_file "$WS/in.ready"
+	local init="" p q i ino checked=0 found
+	for p in $(pgrep -P "$WPID"); do
+		[ "$(awk '/^NSpid:/ {print NF}' "/proc/$p/status")" -ge 3 ] && init=$p
+	done
+	[ -n "$init" ]
+	local jail=("$init")
+	for ((i = 0; i < ${#jail[@]}; i++)); do
+		for q in $(pgrep -P "${jail[i]}"); do jail+=("$q"); done
+	done
+	echo "warden $WPID; the jail: ${jail[*]}"
+	# init, sh, and the two sleeps (one an orphan)
+	[ "${#jail[@]}" -ge 4 ]
+	# 127.0.0.1:3128 (0100007F:0C38) in state LISTEN (0A) in the jail's
+	# network namespace, seen through init; field 10 is its inode
+	ino=$(awk '$2 == "0100007F:0C38" && $4 == "0A" {print $10}' "/proc/$init/net/tcp")
+	echo "listener inode: $ino"
+	[ -n "$ino" ]
+	# the control: the supervisor holds that very socket
+	fds_of "$WPID" | grep -qx "socket:\[$ino\]"
+	for p in "${jail[@]}"; do
+		if ! ls "/proc/$p/fd" > /dev/null 2>&1; then
+			echo "$p: fds not readable"
+			not_as_root "an fd table root cannot read"
+			[ "$p" = "$init" ]
+			continue
+		fi
+		found=$(fds_of "$p")
+		echo "$p ($(cat "/proc/$p/comm")): $(echo $found)"
+		[ -n "$found" ]
+		[[ "$found" != *"socket:[$ino]"* ]]
+		checked=$((checked + 1))
+	done
+	# every jailed program was read, by root init too
+	[ "$checked" -ge 3 ]
+	if is_root; then
+		[ "$checked" -eq "${#jail[@]}" ]
+	fi
+}
+
+@test "net proxy: the jail's environment points at the proxy" {
+	wnet -- sh -c 'echo "$HTTP_PROXY $HTTPS_PROXY $NO_PROXY $npm_config_proxy"; case $NODE_OPTIONS in --import\ data:*) echo preload;; esac'
 	echo "$output"
 	[ "${lines[0]}" = "http://127.0.0.1:3128 http://127.0.0.1:3128 localhost,127.0.0.1,::1 http://127.0.0.1:3128" ]
 	[ "${lines[1]}" = "preload" ]
-	# the listener on 127.0.0.1:3128 (0100007F:0C38) exists in the jail's
-	# namespace (state 0A: LISTEN), and no process of the jail has it open
-	[[ "$output" == *"0100007F:0C38 00000000:0000 0A"* ]]
-	wnet -- sh -c 'for f in /proc/[0-9]*/fd/*; do readlink "$f"; done 2>/dev/null | grep -c socket || true'
-	echo "$output"
-	[ "${lines[-1]}" = "0" ]
 	# a NODE_OPTIONS the policy sets is kept, the preload goes after it
 	printf '%s\n' '{"name":"nodeopt","extends":"workspace","env":{"set":{"NODE_OPTIONS":"--max-old-space-size=100"}}}' > "$WS.json"
 	run "$WARDEN" run --quiet --workspace "$WS" --policy "$WS.json" --net proxy -- sh -c 'echo "$NODE_OPTIONS"'

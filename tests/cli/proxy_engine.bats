@@ -19,7 +19,7 @@ setup() {
 	echo hello-through-proxy > "$WS/www/hello.txt"
 	python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$WS/www" > "$WS/http.log" 2>&1 3>&- &
 	PIDS+=($!)
-	python3 "$PEER" echo "$WS/echo.port" 3>&- &
+	python3 "$PEER" echo "$WS/echo.port" "$WS/echo.log" 3>&- &
 	PIDS+=($!)
 	HTTP_PORT=$(wait_for "$WS/http.log" '.*port \([0-9][0-9]*\).*')
 	ECHO_PORT=$(wait_for "$WS/echo.port" '^\([0-9][0-9]*\)$')
@@ -277,8 +277,8 @@ hwm_kb() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status"; }
 	PROXY=$(wait_for "$WS/proxy.port" '^\([0-9][0-9]*\)$')
 	local proxy2
 	proxy2=$(wait_for "$WS/proxy2.port" '^\([0-9][0-9]*\)$')
-	# the flood: CONNECT tunnels held open (a relayed connection has no
-	# idle limit), until the proxy refuses one (503) or holds every fd
+	# the flood: CONNECT tunnels held open (well within the idle limit of
+	# 5 minutes), until the proxy refuses one (503) or holds every fd
 	python3 - "$PROXY" "$PROXY_PID" "127.0.0.1:$HTTP_PORT" "$WS/flood.ready" "$WS/flood.done" <<'PY' 3>&- &
 import os, socket, sys, time
 port, pid, target, ready, done = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
@@ -407,4 +407,217 @@ SH
 	run python3 "$PEER" raw "$PROXY" "GET http://127.0.0.2:$p/hello.txt HTTP/1.1\\r\\n\\r\\n"
 	[[ "${lines[0]}" == "HTTP/1.1 502 Bad Gateway"* ]]
 	[ "$(grep -c '"allowed":true' "$AUDIT")" -eq 1 ]
+}
+
+# A name the list allows may resolve to an ordinary address of one of the
+# host's own interfaces (a wildcard, or a domain whose DNS the jail's author
+# controls): dialled from the host, it would reach every service listening
+# on 0.0.0.0 there, from the host's own address (SECURITY.md G101, G114).
+# In private mount and network namespaces: 192.0.1.7 and 3fff::7 (neither
+# in the special table) on lo, a private /etc/hosts naming them, a server
+# on every address of the namespace; judged by that server's log.
+@test "proxy: a name that resolves to an address of the host's own interfaces is refused; only a literal entry reaches it" {
+	printf '%s\n' '192.0.1.7 svc.warden.test' '3fff::7 svc6.warden.test' \
+		'::ffff:192.0.1.7 mapped.warden.test' > "$WS/hosts"
+	cat > "$WS/inside.sh" <<'SH'
+set -e
+ws=$1 proxyd=$2 peer=$3
+ip link set lo up
+ip addr add 192.0.1.7/32 dev lo
+ip addr add 3fff::7/128 dev lo
+mount --bind "$ws/hosts" /etc/hosts
+python3 -u -m http.server 0 --bind :: --directory "$ws/www" > "$ws/svc.log" 2>&1 &
+srv=$!
+trap 'kill $srv $px 2>/dev/null || true' EXIT
+for i in $(seq 300); do grep -q "port [0-9]" "$ws/svc.log" 2>/dev/null && break; sleep 0.1; done
+port=$(sed -n 's/.* port \([0-9][0-9]*\) .*/\1/p' "$ws/svc.log")
+echo "$port" > "$ws/svc.port"
+# names: an exact entry and a wildcard
+"$proxyd" --audit "$ws/audit" "$ws/proxy.port" "svc.warden.test:$port" "*.warden.test:$port" &
+px=$!
+for i in $(seq 300); do [ -s "$ws/proxy.port" ] && break; sleep 0.1; done
+p=$(cat "$ws/proxy.port")
+curl -sS -i -x "http://127.0.0.1:$p" "http://svc.warden.test:$port/hello.txt" > "$ws/r.v4" 2>&1 || true
+python3 "$peer" raw "$p" "CONNECT svc6.warden.test:$port HTTP/1.1\\r\\n\\r\\nGET /hello.txt HTTP/1.0\\r\\n\\r\\n" > "$ws/r.v6" 2>&1 || true
+curl -sS -i -x "http://127.0.0.1:$p" "http://mapped.warden.test:$port/hello.txt" > "$ws/r.mapped" 2>&1 || true
+kill $px; wait $px || true
+# the control: literal entries reach the same server at the same addresses
+rm -f "$ws/proxy.port"
+"$proxyd" "$ws/proxy.port" "192.0.1.7:$port" "[3fff::7]:$port" &
+px=$!
+for i in $(seq 300); do [ -s "$ws/proxy.port" ] && break; sleep 0.1; done
+p=$(cat "$ws/proxy.port")
+curl -sS -x "http://127.0.0.1:$p" "http://192.0.1.7:$port/hello.txt" > "$ws/r.lit4" 2>&1 || true
+curl -sS -p -x "http://127.0.0.1:$p" "http://[3fff::7]:$port/hello.txt" > "$ws/r.lit6" 2>&1 || true
+SH
+	local un=(unshare -mn)
+	is_root || un=(unshare -rmn)
+	"${un[@]}" sh "$WS/inside.sh" "$WS" "$PROXYD" "$PEER"
+	local f
+	for f in v4 v6 mapped lit4 lit6; do echo "== $f"; cat "$WS/r.$f"; done
+	echo "== server"; cat "$WS/svc.log"
+	local port
+	port=$(cat "$WS/svc.port")
+	# each name is refused, and the answer says why
+	[[ "$(head -1 "$WS/r.v4")" == "HTTP/1.1 403 Forbidden"* ]]
+	grep -q "svc.warden.test resolved to 192.0.1.7, an address of one of this host's own interfaces" "$WS/r.v4"
+	grep -q -- "--allow 192.0.1.7:$port" "$WS/r.v4"
+	[[ "$(head -1 "$WS/r.v6")" == "HTTP/1.1 403 Forbidden"* ]]
+	grep -q "svc6.warden.test resolved to 3fff::7, an address of one of this host's own" "$WS/r.v6"
+	[[ "$(head -1 "$WS/r.mapped")" == "HTTP/1.1 403 Forbidden"* ]]
+	grep -q "mapped.warden.test resolved to ::ffff:192.0.1.7, an address of one of this host's own" "$WS/r.mapped"
+	run ! grep -q hello-through-proxy "$WS/r.v4" "$WS/r.v6" "$WS/r.mapped"
+	# audited with the address and why
+	grep -q '"host":"svc6.warden.test","port":'"$port"',"address":"3fff::7","allowed":false,.*"status":403,"reason":"[^"]*host'"'"'s own' "$WS/audit"
+	# the control: the literal entries reach the server
+	[ "$(cat "$WS/r.lit4")" = hello-through-proxy ]
+	[ "$(cat "$WS/r.lit6")" = hello-through-proxy ]
+	# judged by the server: it served the two literal requests, nothing else
+	[ "$(grep -c 'GET /hello.txt' "$WS/svc.log")" -eq 2 ]
+}
+
+# A bare CR (not followed by LF) ends a line for some parsers and not for
+# others: relayed, "X-A: 1\rHost: evil" is a second Host line upstream
+# (SECURITY.md G103).  Every such head gets 400 and reaches nothing; the
+# echo upstream would return whatever it got.
+@test "proxy: a bare CR anywhere in the head gets 400 and nothing reaches upstream" {
+	start_proxy -- "127.0.0.1:$ECHO_PORT"
+	local u="http://127.0.0.1:$ECHO_PORT" why h n=0
+	# each line: the reason the 400 must give | the head (\r \n \t \xNN escapes)
+	while IFS='|' read -r why h; do
+		run python3 "$PEER" raw "$PROXY" "$h" < /dev/null
+		echo "$h: $output"
+		n=$((n + 1))
+		[[ "${lines[0]}" == "HTTP/1.1 400 Bad Request"* ]]
+		[[ "$output" == *"$why"* ]]
+		[[ "$output" != *evil.example* ]]
+	done <<-EOF
+		a CR not followed by LF|GET $u/ HTTP/1.1\r\nX-A: 1\rHost: evil.example\r\n\r\n
+		a CR not followed by LF|GET $u/x\rHost:evil.example HTTP/1.1\r\n\r\n
+		a CR not followed by LF|GET $u/ HTTP/1.1\r\nX-A\rHost: evil.example\r\n\r\n
+		a CR not followed by LF|GET $u/ HTTP/1.1\r\nX-A: 1\r\rHost: evil.example\r\n\r\n
+		a CR not followed by LF|GET $u/ HTTP/1.1\r\nX-A: 1\r\r\n\r\n
+		a CR not followed by LF|CONNECT 127.0.0.1:$ECHO_PORT HTTP/1.1\r\nX-A: 1\rHost: evil.example\r\n\r\n
+		control byte|GET $u/ HTTP/1.1\r\nX-A: 1\x0bHost: evil.example\r\n\r\n
+		control byte|GET $u/ HTTP/1.1\r\nX-A: 1\x0cHost: evil.example\r\n\r\n
+		control byte|GET $u/ HTTP/1.1\r\nX-A: 1\x7fHost: evil.example\r\n\r\n
+		control byte|GET $u/ HTTP/1.1\r\nX-A: 1\x1bHost: evil.example\r\n\r\n
+		control byte|GET $u/x\tHost:evil.example HTTP/1.1\r\n\r\n
+	EOF
+	[ "$n" -eq 11 ]
+	# nothing reached the echo server: it saw no connection at all
+	[ ! -s "$WS/echo.log" ]
+	# the control: LF alone ends a line (RFC 9112 allows it); upstream gets
+	# CRLF, and a tab in a header value passes
+	run python3 "$PEER" raw "$PROXY" "GET $u/ok HTTP/1.1\\nX-B: 1\\ta\\n\\n"
+	echo "$output"
+	[[ "${lines[0]}" == "GET /ok HTTP/1.1"$'\r' ]]
+	[[ "$output" == *$'\nX-B: 1\ta\r\n'* ]]
+	[ "$(grep -c closed "$WS/echo.log")" -eq 1 ]
+}
+
+# A relayed connection with no byte either way for the idle limit is closed
+# (SECURITY.md G107: else one jail holds its 256 connections for ever);
+# one that keeps moving is never cut, however long it lasts.
+@test "proxy: an idle tunnel is closed at the idle limit and audited; an active one is not cut" {
+	start_proxy --audit "$AUDIT" --idle-timeout 2000 -- "127.0.0.1:$ECHO_PORT"
+	# the active tunnel first: it is older than the idle one
+	python3 "$PEER" active "$PROXY" "127.0.0.1:$ECHO_PORT" "$WS/stop" > "$WS/active.out" 3>&- &
+	local active=$! i
+	PIDS+=("$active")
+	for i in $(seq 300); do [ -e "$WS/stop.ready" ] && break; sleep 0.1; done
+	[ -e "$WS/stop.ready" ]
+	run python3 "$PEER" idle "$PROXY" "127.0.0.1:$ECHO_PORT"
+	echo "idle: $output"
+	[ "$output" = eof ]
+	# judged upstream: the idle tunnel's server side was closed
+	for i in $(seq 300); do grep -q '^closed 9$' "$WS/echo.log" && break; sleep 0.1; done
+	cat "$WS/echo.log"
+	grep -qx 'closed 9' "$WS/echo.log"
+	# the active tunnel lived longer than the idle limit and still works
+	touch "$WS/stop"
+	wait "$active"
+	cat "$WS/active.out"
+	[ "$(cat "$WS/active.out")" = "active ok" ]
+	kill -TERM "$PROXY_PID"; wait "$PROXY_PID"
+	cat "$AUDIT"
+	grep -q '"method":"CONNECT".*"status":200,"reason":"idle: no byte either way for 2000 ms","bytes_up":9,"bytes_down":9' "$AUDIT"
+	# the active one ended with its client, not by the limit
+	[ "$(grep -c '"reason":"idle' "$AUDIT")" -eq 1 ]
+}
+
+# G104's resolve-and-connect deadline: a destination whose accept queue is
+# full drops every SYN (proxy_peer.py blackhole), so the connect never ends
+@test "proxy: a connect that never completes holds nothing else up, and gets 504 at the deadline" {
+	python3 "$PEER" blackhole "$WS/hole.port" 3>&- &
+	PIDS+=($!)
+	local hole
+	hole=$(wait_for "$WS/hole.port" '^\([0-9][0-9]*\)$')
+	start_proxy --audit "$AUDIT" --dial-timeout 600000 -- "127.0.0.1:$hole" "127.0.0.1:$HTTP_PORT"
+	# once the proxy is connecting (one more socket in SYN-SENT, state 02,
+	# towards the hole, beside the blackhole's own second filler), another
+	# client is served
+	local hex i n0
+	hex=$(printf '%04X' "$hole")
+	n0=$(grep -c "0100007F:$hex 02" /proc/net/tcp || true)
+	python3 "$PEER" raw "$PROXY" "CONNECT 127.0.0.1:$hole HTTP/1.1\\r\\n\\r\\n" > "$WS/hole.out" 3>&- &
+	local stuck=$!
+	PIDS+=("$stuck")
+	for i in $(seq 300); do [ "$(grep -c "0100007F:$hex 02" /proc/net/tcp)" -gt "$n0" ] && break; sleep 0.1; done
+	[ "$(grep -c "0100007F:$hex 02" /proc/net/tcp)" -gt "$n0" ]
+	run curl -sS --max-time 30 -x "http://127.0.0.1:$PROXY" "http://127.0.0.1:$HTTP_PORT/hello.txt"
+	[ "$output" = hello-through-proxy ]
+	kill -0 "$stuck"
+	[ ! -s "$WS/hole.out" ]
+	kill "$stuck"
+	kill -TERM "$PROXY_PID"; wait "$PROXY_PID"
+	# with a short deadline: 504, saying which step took too long
+	start_proxy --audit "$AUDIT" --dial-timeout 300 -- "127.0.0.1:$hole"
+	run python3 "$PEER" raw "$PROXY" "CONNECT 127.0.0.1:$hole HTTP/1.1\\r\\n\\r\\n"
+	echo "$output"
+	[[ "${lines[0]}" == "HTTP/1.1 504 Gateway Timeout"* ]]
+	[[ "$output" == *"connecting to 127.0.0.1 port $hole took longer than 300 ms"* ]]
+	kill -TERM "$PROXY_PID"; wait "$PROXY_PID"
+	grep -q '"port":'"$hole"',"address":"127.0.0.1","allowed":true,"rule":"127.0.0.1:'"$hole"'","status":504' "$AUDIT"
+}
+
+# The same deadline while the name is still being looked up: a DNS server
+# that never answers (private mount and network namespaces, resolv.conf
+# pointing at it, c-ares told to wait 30 s for it)
+@test "proxy: a lookup that never ends gets 504 at the deadline" {
+	printf 'nameserver 127.0.0.1\noptions timeout:30 attempts:1\n' > "$WS/resolv.conf"
+	cat > "$WS/dns.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 53))
+open(sys.argv[2], "w").close()
+while True:
+    d, a = s.recvfrom(2048)
+    with open(sys.argv[1], "a") as f:
+        f.write("asked\n")
+PY
+	cat > "$WS/inside.sh" <<'SH'
+set -e
+ws=$1 proxyd=$2 peer=$3
+ip link set lo up
+mount --bind "$ws/resolv.conf" /etc/resolv.conf
+python3 "$ws/dns.py" "$ws/dns.log" "$ws/dns.ready" &
+dns=$!
+trap 'kill $dns $px 2>/dev/null || true' EXIT
+for i in $(seq 300); do [ -e "$ws/dns.ready" ] && break; sleep 0.1; done
+"$proxyd" --audit "$ws/audit" --dial-timeout 300 "$ws/proxy.port" 'slow.warden.test:80' &
+px=$!
+for i in $(seq 300); do [ -s "$ws/proxy.port" ] && break; sleep 0.1; done
+python3 "$peer" raw "$(cat "$ws/proxy.port")" 'GET http://slow.warden.test/ HTTP/1.1\r\n\r\n' || true
+kill $px; wait $px || true
+SH
+	local un=(unshare -mn)
+	is_root || un=(unshare -rmn)
+	run "${un[@]}" sh "$WS/inside.sh" "$WS" "$PROXYD" "$PEER"
+	echo "$output"
+	[[ "${lines[0]}" == "HTTP/1.1 504 Gateway Timeout"* ]]
+	[[ "$output" == *"resolving slow.warden.test port 80 took longer than 300 ms"* ]]
+	# the control: the lookup was sent, and the server never answered it
+	grep -q asked "$WS/dns.log"
+	grep -q '"host":"slow.warden.test","port":80,"allowed":true,"rule":"slow.warden.test:80","status":504' "$WS/audit"
 }

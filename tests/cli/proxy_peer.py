@@ -3,7 +3,12 @@
 server on the host's loopback, and clients that speak to the proxy the way
 hostile or careless jailed code would.
 
-  proxy_peer.py echo PORTFILE            echo server; its port into PORTFILE
+  proxy_peer.py echo PORTFILE [LOG]      echo server; its port into PORTFILE;
+                                         with LOG, one line "closed N" there
+                                         when a connection ends (N bytes)
+  proxy_peer.py blackhole PORTFILE       a listener whose accept queue is
+                                         full: every further SYN is dropped,
+                                         so a connect to it never completes
   proxy_peer.py tunnel PROXY TARGET      CONNECT TARGET, send a line with the
                                          head (early data), print the echo
   proxy_peer.py many PROXY TARGET N      N tunnels open at once, then each
@@ -16,6 +21,14 @@ hostile or careless jailed code would.
                                          one more; prints its answer
   proxy_peer.py raw PROXY TEXT           sends TEXT (\\r\\n escapes) and
                                          half-closes; prints the answer
+  proxy_peer.py idle PROXY TARGET        CONNECT TARGET, one echoed line,
+                                         then silence: prints "eof" when the
+                                         proxy closes the tunnel
+  proxy_peer.py active PROXY TARGET STOP CONNECT TARGET, then one byte back
+                                         and forth every 10 ms until the
+                                         file STOP exists, then one more
+                                         (STOP.ready once established);
+                                         prints "active ok" or where it broke
 Every wait is bounded (30 s) so a broken proxy fails the test, never hangs
 it."""
 import os
@@ -23,6 +36,7 @@ import socket
 import socketserver
 import sys
 import threading
+import time
 
 T = 30
 
@@ -55,14 +69,22 @@ def read_head(s):
     return buf
 
 
-def echo(portfile):
+def echo(portfile, log=None):
     class H(socketserver.BaseRequestHandler):
         def handle(self):
-            while True:
-                b = self.request.recv(65536)
-                if not b:
-                    return
-                self.request.sendall(b)
+            n = 0
+            try:
+                while True:
+                    b = self.request.recv(65536)
+                    if not b:
+                        break
+                    n += len(b)
+                    self.request.sendall(b)
+            except OSError:
+                pass
+            if log:
+                with open(log, "a") as f:
+                    f.write("closed %d\n" % n)
 
     class S(socketserver.ThreadingTCPServer):
         daemon_threads = True
@@ -74,6 +96,70 @@ def echo(portfile):
         f.write("%d\n" % srv.server_address[1])
     os.rename(portfile + ".tmp", portfile)
     srv.serve_forever()
+
+
+def blackhole(portfile):
+    # backlog 0: the accept queue holds one connection, never accepted;
+    # with it (and a second, to be sure) queued, the kernel drops every
+    # further SYN, and the connecting side retries for minutes
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(0)
+    port = srv.getsockname()[1]
+    fill = [socket.create_connection(("127.0.0.1", port), timeout=T)]
+    s = socket.socket()
+    s.setblocking(False)
+    s.connect_ex(("127.0.0.1", port))
+    fill.append(s)
+    with open(portfile + ".tmp", "w") as f:
+        f.write("%d\n" % port)
+    os.rename(portfile + ".tmp", portfile)
+    threading.Event().wait()
+
+
+def established(proxy, target):
+    s = conn(proxy)
+    s.sendall(b"CONNECT " + target.encode() + b" HTTP/1.1\r\n\r\n")
+    head = read_head(s)
+    if b" 200 " not in head.split(b"\r\n")[0]:
+        sys.exit("not established: %r" % head)
+    return s
+
+
+def idle(proxy, target):
+    s = established(proxy, target)
+    s.sendall(b"one line\n")
+    got = b""
+    while not got.endswith(b"\n"):
+        got += s.recv(100)
+    # then nothing: the proxy must end the tunnel (bounded by T)
+    try:
+        b = s.recv(100)
+        print("eof" if not b else "got %r" % b)
+    except socket.timeout:
+        print("no eof within %d s" % T)
+
+
+def active(proxy, target, stop):
+    s = established(proxy, target)
+    open(stop + ".ready", "w").close()
+    n = 0
+    while True:
+        last = os.path.exists(stop)
+        try:
+            s.sendall(b"x")
+            b = s.recv(1)
+        except OSError as e:
+            print("cut after %d round trips: %s" % (n, e))
+            return
+        if b != b"x":
+            print("cut after %d round trips: %r" % (n, b))
+            return
+        n += 1
+        if last:
+            break
+        time.sleep(0.01)   # pace it: far below the limit, and not a busy loop
+    print("active ok")
 
 
 def tunnel(proxy, target):
@@ -159,7 +245,13 @@ def raw(proxy, text):
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "echo":
-        echo(args[0])
+        echo(*args[:2])
+    elif cmd == "blackhole":
+        blackhole(args[0])
+    elif cmd == "idle":
+        idle(args[0], args[1])
+    elif cmd == "active":
+        active(args[0], args[1], args[2])
     elif cmd == "tunnel":
         tunnel(args[0], args[1])
     elif cmd == "many":

@@ -7,7 +7,8 @@
  *     when it has none), unless it is a wildcard, which never matches its
  *     own domain;
  *   - whatever the input, as a host it never matches a list of only
- *     invalid entries, and a name never grants a special address. */
+ *     invalid entries, and a name never grants a special address nor one
+ *     of the host's own. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -52,10 +53,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&s6.sin6_addr, data, 16);
 		memcpy(&s4.sin_addr, data, 4);
 		if (wnet_addr_special((struct sockaddr *)&s6) &&
-		    wnet_allow_addr(names, 2, "a.example.org", (struct sockaddr *)&s6))
+		    wnet_allow_addr(names, 2, "a.example.org", (struct sockaddr *)&s6, false))
 			abort();
 		if (wnet_addr_special((struct sockaddr *)&s4) &&
-		    wnet_allow_addr(names, 2, "example.org", (struct sockaddr *)&s4))
+		    wnet_allow_addr(names, 2, "example.org", (struct sockaddr *)&s4, false))
+			abort();
+		if (wnet_allow_addr(names, 2, "a.example.org", (struct sockaddr *)&s6, true) ||
+		    wnet_allow_addr(names, 2, "example.org", (struct sockaddr *)&s4, true))
+			abort();
+		if (!wnet_addr_is((struct sockaddr *)&s6, AF_INET6, data) ||
+		    !wnet_addr_is((struct sockaddr *)&s4, AF_INET, data))
 			abort();
 	}
 	return 0;

@@ -3,8 +3,11 @@
  * the same wloop and wproxy that `warden run` uses, driven by real clients
  * (curl, python) from outside.
  *
- *   proxyd [--audit FILE] [--audit-max N] [--head-timeout MS] [--second PORTFILE2]
- *          PORTFILE [ALLOW...]
+ *   proxyd [--audit FILE] [--audit-max N] [--head-timeout MS] [--dial-timeout MS]
+ *          [--idle-timeout MS] [--second PORTFILE2] PORTFILE [ALLOW...]
+ *
+ * The timeouts are struct wproxy_conf's (proxy.h), set small by the tests;
+ * warden itself always uses the defaults.
  *
  * --second: a second proxy with the same list in the same loop, on its own
  * port (written to PORTFILE2): two jails' proxies in one supervisor.
@@ -70,8 +73,8 @@ static int listen_on(const char *portfile, struct wloop *l, const struct wproxy_
 
 static int usage(void)
 {
-	fputs("usage: proxyd [--audit FILE] [--audit-max N] [--head-timeout MS] [--second PORTFILE2] "
-	      "PORTFILE [ALLOW...]\n",
+	fputs("usage: proxyd [--audit FILE] [--audit-max N] [--head-timeout MS] [--dial-timeout MS] "
+	      "[--idle-timeout MS] [--second PORTFILE2] PORTFILE [ALLOW...]\n",
 	      stderr);
 	return 2;
 }
@@ -100,6 +103,10 @@ int main(int argc, char **argv)
 			second = argv[i + 1];
 		} else if (!strcmp(argv[i], "--head-timeout")) {
 			conf.head_timeout_ms = (uint32_t)strtoul(argv[i + 1], NULL, 10);
+		} else if (!strcmp(argv[i], "--dial-timeout")) {
+			conf.dial_timeout_ms = (uint32_t)strtoul(argv[i + 1], NULL, 10);
+		} else if (!strcmp(argv[i], "--idle-timeout")) {
+			conf.relay_idle_ms = (uint32_t)strtoul(argv[i + 1], NULL, 10);
 		} else {
 			return usage();
 		}

@@ -1,7 +1,8 @@
 /* The proxy's allowlist (include/warden/netallow.h): entry parsing with
  * errors that name the form, matching by name (wildcards, case, trailing
- * dot, default ports), the special addresses no name may grant, and the
- * address check that stops DNS rebinding. */
+ * dot, default ports), the special addresses no name may grant, the
+ * comparison with the host's own addresses, and the address check that
+ * stops DNS rebinding. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -120,6 +121,8 @@ static char *list[] = {
 	"localhost:7000",        /* 4 */
 	"bad entry",             /* 5: never matches */
 	"files.example:81",      /* 6 */
+	"192.0.1.7:8082",        /* 7 */
+	"[3fff::7]:8083",        /* 8 */
 };
 #define NL (sizeof(list) / sizeof(list[0]))
 
@@ -211,26 +214,70 @@ static void test_special(void **state)
 static void test_allow_addr(void **state)
 {
 	/* a name grants a public address on its ports */
-	assert_true(wnet_allow_addr(list, NL, "pypi.org", sa("151.101.0.223", 443)));
-	assert_true(wnet_allow_addr(list, NL, "pypi.org", sa("2a04:4e42::223", 80)));
-	assert_false(wnet_allow_addr(list, NL, "pypi.org", sa("151.101.0.223", 22)));
-	assert_false(wnet_allow_addr(list, NL, "other.org", sa("151.101.0.223", 443)));
+	assert_true(wnet_allow_addr(list, NL, "pypi.org", sa("151.101.0.223", 443), false));
+	assert_true(wnet_allow_addr(list, NL, "pypi.org", sa("2a04:4e42::223", 80), false));
+	assert_false(wnet_allow_addr(list, NL, "pypi.org", sa("151.101.0.223", 22), false));
+	assert_false(wnet_allow_addr(list, NL, "other.org", sa("151.101.0.223", 443), false));
 	/* DNS rebinding: a name never grants a special address, even an allowed name */
-	assert_false(wnet_allow_addr(list, NL, "pypi.org", sa("127.0.0.1", 443)));
-	assert_false(wnet_allow_addr(list, NL, "pypi.org", sa("::ffff:127.0.0.1", 443)));
-	assert_false(wnet_allow_addr(list, NL, "pypi.org", sa("169.254.169.254", 80)));
-	assert_false(wnet_allow_addr(list, NL, "a.example.org", sa("10.0.0.1", 8443)));
-	assert_false(wnet_allow_addr(list, NL, "localhost", sa("127.0.0.1", 7000)));
-	assert_false(wnet_allow_addr(list, NL, "localhost", sa("::1", 7000)));
+	assert_false(wnet_allow_addr(list, NL, "pypi.org", sa("127.0.0.1", 443), false));
+	assert_false(wnet_allow_addr(list, NL, "pypi.org", sa("::ffff:127.0.0.1", 443), false));
+	assert_false(wnet_allow_addr(list, NL, "pypi.org", sa("169.254.169.254", 80), false));
+	assert_false(wnet_allow_addr(list, NL, "a.example.org", sa("10.0.0.1", 8443), false));
+	assert_false(wnet_allow_addr(list, NL, "localhost", sa("127.0.0.1", 7000), false));
+	assert_false(wnet_allow_addr(list, NL, "localhost", sa("::1", 7000), false));
 	/* only a literal entry grants a special address, on its port */
-	assert_true(wnet_allow_addr(list, NL, "127.0.0.1", sa("127.0.0.1", 8080)));
-	assert_false(wnet_allow_addr(list, NL, "127.0.0.1", sa("127.0.0.1", 8081)));
-	assert_false(wnet_allow_addr(list, NL, "127.0.0.2", sa("127.0.0.2", 8080)));
-	assert_true(wnet_allow_addr(list, NL, "[::1]", sa("::1", 9090)));
-	assert_false(wnet_allow_addr(list, NL, "[::1]", sa("::1", 9091)));
+	assert_true(wnet_allow_addr(list, NL, "127.0.0.1", sa("127.0.0.1", 8080), false));
+	assert_false(wnet_allow_addr(list, NL, "127.0.0.1", sa("127.0.0.1", 8081), false));
+	assert_false(wnet_allow_addr(list, NL, "127.0.0.2", sa("127.0.0.2", 8080), false));
+	assert_true(wnet_allow_addr(list, NL, "[::1]", sa("::1", 9090), false));
+	assert_false(wnet_allow_addr(list, NL, "[::1]", sa("::1", 9091), false));
 	/* an IPv4 entry is not an IPv4-mapped IPv6 address and back */
-	assert_false(wnet_allow_addr(list, NL, "x", sa("::ffff:127.0.0.1", 8080)));
-	assert_false(wnet_allow_addr(list, NL, NULL, NULL));
+	assert_false(wnet_allow_addr(list, NL, "x", sa("::ffff:127.0.0.1", 8080), false));
+	assert_false(wnet_allow_addr(list, NL, NULL, NULL, false));
+	assert_false(wnet_allow_addr(list, NL, NULL, NULL, true));
+}
+
+/* An address of one of the host's own interfaces (host_own: the proxy read
+ * them when the name resolved) is granted like a special one: never by a
+ * name, only by an entry that is the address itself. */
+static void test_allow_addr_host_own(void **state)
+{
+	/* an ordinary public address... */
+	assert_true(wnet_allow_addr(list, NL, "pypi.org", sa("192.0.1.7", 443), false));
+	assert_true(wnet_allow_addr(list, NL, "x.example.org", sa("3fff::7", 8443), false));
+	/* ...that is the host's own: no name grants it, nor a wildcard */
+	assert_false(wnet_allow_addr(list, NL, "pypi.org", sa("192.0.1.7", 443), true));
+	assert_false(wnet_allow_addr(list, NL, "x.example.org", sa("3fff::7", 8443), true));
+	assert_false(wnet_allow_addr(list, NL, "pypi.org", sa("::ffff:192.0.1.7", 80), true));
+	/* the literal entry does, on its port */
+	assert_true(wnet_allow_addr(list, NL, "192.0.1.7", sa("192.0.1.7", 8082), true));
+	assert_false(wnet_allow_addr(list, NL, "192.0.1.7", sa("192.0.1.7", 8083), true));
+	assert_true(wnet_allow_addr(list, NL, "[3fff::7]", sa("3fff::7", 8083), true));
+}
+
+static void test_addr_is(void **state)
+{
+	unsigned char v4[4], v4b[4], v6[16], v6b[16];
+
+	assert_int_equal(inet_pton(AF_INET, "192.0.1.7", v4), 1);
+	assert_int_equal(inet_pton(AF_INET, "192.0.1.8", v4b), 1);
+	assert_int_equal(inet_pton(AF_INET6, "3fff::7", v6), 1);
+	assert_int_equal(inet_pton(AF_INET6, "3fff::8", v6b), 1);
+	assert_true(wnet_addr_is(sa("192.0.1.7", 1), AF_INET, v4));
+	assert_false(wnet_addr_is(sa("192.0.1.7", 1), AF_INET, v4b));
+	assert_false(wnet_addr_is(sa("192.0.1.7", 1), AF_INET6, v6));
+	assert_true(wnet_addr_is(sa("3fff::7", 1), AF_INET6, v6));
+	assert_false(wnet_addr_is(sa("3fff::7", 1), AF_INET6, v6b));
+	assert_false(wnet_addr_is(sa("3fff::7", 1), AF_INET, v4));
+	/* an IPv4-mapped IPv6 address reaches its IPv4 address: it is that */
+	assert_true(wnet_addr_is(sa("::ffff:192.0.1.7", 1), AF_INET, v4));
+	assert_false(wnet_addr_is(sa("::ffff:192.0.1.8", 1), AF_INET, v4));
+	assert_false(wnet_addr_is(sa("::192.0.1.7", 1), AF_INET, v4));
+	assert_false(wnet_addr_is(sa("64:ff9b::192.0.1.7", 1), AF_INET, v4));
+	assert_false(wnet_addr_is(NULL, AF_INET, v4));
+	assert_false(wnet_addr_is(sa("192.0.1.7", 1), AF_INET, NULL));
+	struct sockaddr un = { .sa_family = AF_UNIX };
+	assert_false(wnet_addr_is(&un, AF_INET, v4));
 }
 
 int main(void)
@@ -242,6 +289,8 @@ int main(void)
 		cmocka_unit_test(test_allow_name),
 		cmocka_unit_test(test_special),
 		cmocka_unit_test(test_allow_addr),
+		cmocka_unit_test(test_allow_addr_host_own),
+		cmocka_unit_test(test_addr_is),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
