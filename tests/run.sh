@@ -5,6 +5,8 @@
 #   unit tests      build/tests/test_*           (cmocka, TAP output)
 #   unit + ASan     build-asan/tests/test_*      (the same suites under
 #                   AddressSanitizer and UndefinedBehaviorSanitizer)
+#   fuzz replay     build-asan/tests/fuzz_*      (each fuzz target over
+#                   tests/fuzz/corpus/NAME and tests/fuzz/regress/NAME-*)
 #   cli tests       tests/cli/*.bats             (bats, as the caller)
 #   security tests  tests/security/*.bats        (probes in real jails)
 #   sessions + ASan tests/cli/{serve,pool,rich,...}.bats as root against
@@ -63,6 +65,34 @@ else
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
 		unit_suites "$top/$ASAN_BUILD" "asan: "
+fi
+
+# Every fuzz target (tests/fuzz/fuzz_*.c) fed its corpus and its regression
+# inputs by tests/fuzz/replay.c, without libFuzzer (make unit builds them;
+# make fuzz fuzzes): a crash, a target's own abort() or a sanitizer report
+# fails.  Under ASan and UBSan (build-asan) unless WARDEN_NO_ASAN=1.
+section "fuzz targets: their corpus and regression inputs replayed"
+fuzz_replay() { # DIR LABEL
+	fz_dir=$1 fz_label=$2
+	for src in "$top"/tests/fuzz/fuzz_*.c; do
+		name=$(basename "$src" .c)
+		if [ ! -x "$fz_dir/tests/$name" ]; then
+			failure "$fz_label$name: no $fz_dir/tests/$name (make unit)"
+			continue
+		fi
+		set -- "tests/fuzz/corpus/$name"
+		for r in "$top/tests/fuzz/regress/$name"-*; do
+			[ -f "$r" ] && set -- "$@" "tests/fuzz/regress/${r##*/}"
+		done
+		run_tap "$fz_label$name" env -C "$top" timeout 300 "$fz_dir/tests/$name" "$@"
+	done
+}
+if [ "${WARDEN_NO_ASAN:-0}" = 1 ]; then
+	fuzz_replay "$build" "fuzz replay: "
+else
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
+	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+		fuzz_replay "$top/$ASAN_BUILD" "asan: fuzz replay: "
 fi
 
 suites() { # the .bats files that exist under $1
