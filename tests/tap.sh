@@ -2,6 +2,7 @@
 # tests/cli/tap.bats, which feeds these functions crafted TAP.  POSIX sh.
 # The caller sets $log, a file that gets one line per result: pass, fail or
 # skip (run.sh counts them at the end).
+# shellcheck disable=SC2154  # $log, set by the caller
 
 failure() { echo "not ok - $*"; echo fail >>"$log"; }
 skipped() { echo "ok - $1 # SKIP $2"; echo skip >>"$log"; }  # NAME REASON
