@@ -75,6 +75,7 @@ section "fuzz targets: their corpus and regression inputs replayed"
 fuzz_replay() { # DIR LABEL
 	fz_dir=$1 fz_label=$2
 	for src in "$top"/tests/fuzz/fuzz_*.c; do
+		[ -f "$src" ] || continue
 		name=$(basename "$src" .c)
 		if [ ! -x "$fz_dir/tests/$name" ]; then
 			failure "$fz_label$name: no $fz_dir/tests/$name (make unit)"
