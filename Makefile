@@ -40,6 +40,7 @@ DRIVERS  = $(sort $(wildcard drivers/*.py drivers/*.js drivers/*.mjs drivers/*.s
 FUZZ_SRC = $(wildcard tests/fuzz/fuzz_*.c)
 UNIT_SRC = $(wildcard tests/unit/test_*.c)
 UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_BIN = $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/%)
 PROBE_SRC = $(wildcard tests/security/probes/*.c)
 PROBE_BIN = $(PROBE_SRC:tests/security/probes/%.c=$(BUILD)/probes/%)
 
@@ -98,6 +99,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/filters.o $
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -Isupervisor $$(pkg-config --cflags cmocka) $(LDFLAGS) -o $@ $< $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS) $$(pkg-config --libs cmocka)
 
+# Each fuzz target without libFuzzer: tests/fuzz/replay.c feeds it its corpus
+# and its regression inputs (tests/run.sh); make fuzz builds the fuzzers.
+$(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -Isupervisor $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS)
+
 # Security probes are static so they need nothing from the jail's /usr.
 $(BUILD)/probes/%: tests/security/probes/%.c tests/security/probes/probe.h
 	@mkdir -p $(dir $@)
@@ -110,7 +117,7 @@ $(BUILD)/tests/proxyd: tests/helpers/proxyd.c $(BUILD)/libwarden.a
 	$(CC) $(CFLAGS) -Isupervisor $(LDFLAGS) -o $@ $< $(BUILD)/libwarden.a $(LIBS)
 
 probes: $(PROBE_BIN)
-unit: $(UNIT_BIN) $(BUILD)/tests/proxyd
+unit: $(UNIT_BIN) $(BUILD)/tests/proxyd $(FUZZ_BIN)
 
 # Dependencies: install when root, else print the exact command (tools/deps.sh).
 # NO_DEPS=1: the caller provides the dependencies (debian/rules).
@@ -133,7 +140,8 @@ bench: $(BUILD)/warden $(BUILD)/warden-broker
 	@sh bench/run.sh
 
 # Fuzz every decoder of hostile input (libFuzzer, clang): the frame decoder,
-# the stdio request parser, ...  FUZZ_SECONDS per target.
+# the stdio request parser, ...  FUZZ_SECONDS per target (tools/fuzz.sh).
+# make test replays their corpus and regression inputs without libFuzzer.
 FUZZ_SECONDS ?= 30
 fuzz:
 	@sh tools/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_SRC)

@@ -1,9 +1,12 @@
 #!/bin/sh
 # Runs every test and ends with one line: "N passed, N failed".
 #
+#   bats lint       tools/bats-lint.py over tests/**/*.bats
 #   unit tests      build/tests/test_*           (cmocka, TAP output)
 #   unit + ASan     build-asan/tests/test_*      (the same suites under
 #                   AddressSanitizer and UndefinedBehaviorSanitizer)
+#   fuzz replay     build-asan/tests/fuzz_*      (each fuzz target over
+#                   tests/fuzz/corpus/NAME and tests/fuzz/regress/NAME-*)
 #   cli tests       tests/cli/*.bats             (bats, as the caller)
 #   security tests  tests/security/*.bats        (probes in real jails)
 #   sessions + ASan tests/cli/{serve,pool,rich,...}.bats as root against
@@ -11,11 +14,12 @@
 #   unprivileged    the cli and security suites again as an ordinary user
 #                   (created when run as root), with WARDEN_UNPRIV=1
 #
-# Every suite is judged on three things, so that a run that tests nothing
+# Every suite is judged (tests/tap.sh) so that a run that tests nothing
 # cannot pass: its TAP lines, its plan (a "1..N" whose N tests must all be
-# reported), and its exit status (a crash, a failing bats or runuser is a
-# failure even without a "not ok" line).  Exit status 77 of a unit suite
-# that reported nothing is a skip.
+# reported; 1..0, a filter that matched nothing, fails), and its exit status
+# (a crash, a failing bats or runuser is a failure even without a "not ok"
+# line).  Exit status 77 of a unit suite that reported nothing is a skip.
+# The ASan session stage also checks that it ran every test it meant to.
 # A skipped test counts as a failure when WARDEN_MUST_WORK=1 (CI).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,39 +32,7 @@ pass=0 fail=0 skip=0
 log=$(mktemp /tmp/warden-test.XXXXXX)
 trap 'rm -f "$log" "$log".*' EXIT
 
-failure() { echo "not ok - $*"; echo fail >>"$log"; }
-
-# run_tap NAME CMD...: run CMD, relay its output, count its TAP lines, and
-# check its plan and exit status.
-run_tap() {
-	name=$1; shift
-	: >"$log.out"
-	{ "$@" 2>&1; echo $? >"$log.rc"; } | tee "$log.out"
-	rc=$(cat "$log.rc" 2>/dev/null || echo 255)
-	n=0 nfail=0
-	while IFS= read -r line; do
-		case "$line" in
-		"ok "*"# skip"*|"ok "*"# SKIP"*|"not ok "*"# SKIP"*|"not ok "*"# skip"*) echo skip >>"$log" ;;
-		"ok "*) echo pass >>"$log" ;;
-		"not ok "*) echo fail >>"$log"; nfail=$((nfail + 1)) ;;
-		*) continue ;;
-		esac
-		n=$((n + 1))
-	done <"$log.out"
-	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\).*/\1/p' "$log.out" | awk '{ s += $1 } END { print s + 0 }')
-	nplans=$(grep -c '^1\.\.[0-9]' "$log.out")
-	if [ "$rc" = 77 ] && [ "$n" = 0 ]; then
-		echo "ok - $name # SKIP exit status 77"; echo skip >>"$log"; return
-	fi
-	if [ "$nplans" = 0 ]; then
-		failure "$name: no TAP plan (1..N): it ran nothing (exit status $rc)"
-	elif [ "$plan" != "$n" ]; then
-		failure "$name: the plan announced $plan tests, $n were reported"
-	fi
-	if [ "$rc" != 0 ] && [ "$nfail" = 0 ]; then
-		failure "$name exited with status $rc without a failed test"
-	fi
-}
+. "$top/tests/tap.sh"   # failure, skipped, run_tap, expect_count, lint_bats
 
 section() { printf '\n== %s\n' "$1"; }
 
@@ -75,6 +47,12 @@ unit_suites() { # DIR LABEL
 	[ "$found" = 1 ] || failure "$2: no unit test binary in $1/tests (make unit)"
 }
 
+# bats ignores a `! cmd` or the first checks of `[ a ] && [ b ]` unless they
+# end the test (set -e): tools/bats-lint.py finds such lines, FILE:LINE each.
+section "lint of the bats files"
+# shellcheck disable=SC2046
+lint_bats "$top" $(find "$top/tests" -name '*.bats' | sort)
+
 section "unit tests"
 unit_suites "$build" ""
 
@@ -82,12 +60,40 @@ unit_suites "$build" ""
 # memory error or undefined behaviour aborts the suite, which fails.
 section "unit tests under AddressSanitizer and UndefinedBehaviorSanitizer"
 if [ "${WARDEN_NO_ASAN:-0}" = 1 ]; then
-	echo "# WARDEN_NO_ASAN=1: not run"
-	[ "$must" = 1 ] && failure "WARDEN_NO_ASAN=1 under WARDEN_MUST_WORK=1"
+	skipped "asan: unit suites" "WARDEN_NO_ASAN=1"
 else
 	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
 		unit_suites "$top/$ASAN_BUILD" "asan: "
+fi
+
+# Every fuzz target (tests/fuzz/fuzz_*.c) fed its corpus and its regression
+# inputs by tests/fuzz/replay.c, without libFuzzer (make unit builds them;
+# make fuzz fuzzes): a crash, a target's own abort() or a sanitizer report
+# fails.  Under ASan and UBSan (build-asan) unless WARDEN_NO_ASAN=1.
+section "fuzz targets: their corpus and regression inputs replayed"
+fuzz_replay() { # DIR LABEL
+	fz_dir=$1 fz_label=$2
+	for src in "$top"/tests/fuzz/fuzz_*.c; do
+		[ -f "$src" ] || continue
+		name=$(basename "$src" .c)
+		if [ ! -x "$fz_dir/tests/$name" ]; then
+			failure "$fz_label$name: no $fz_dir/tests/$name (make unit)"
+			continue
+		fi
+		set -- "tests/fuzz/corpus/$name"
+		for r in "$top/tests/fuzz/regress/$name"-*; do
+			[ -f "$r" ] && set -- "$@" "tests/fuzz/regress/${r##*/}"
+		done
+		run_tap "$fz_label$name" env -C "$top" timeout 300 "$fz_dir/tests/$name" "$@"
+	done
+}
+if [ "${WARDEN_NO_ASAN:-0}" = 1 ]; then
+	fuzz_replay "$build" "fuzz replay: "
+else
+	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} \
+	UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+		fuzz_replay "$top/$ASAN_BUILD" "asan: fuzz replay: "
 fi
 
 suites() { # the .bats files that exist under $1
@@ -101,7 +107,7 @@ suites() { # the .bats files that exist under $1
 # package's postinst would create it.
 if [ "$(id -u)" = 0 ] && ! id warden >/dev/null 2>&1; then
 	useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin warden \
-		|| { echo "not ok - could not create the broker's user warden"; echo fail >>"$log"; }
+		|| failure "could not create the broker's user warden"
 fi
 
 section "command-line and security tests ($(id -un))"
@@ -176,10 +182,10 @@ asan_bats() { # bats over the suites, each test's name prefixed "asan: "
 }
 section "session suites under AddressSanitizer and UndefinedBehaviorSanitizer (root)"
 if [ "${WARDEN_NO_ASAN:-0}" = 1 ]; then
-	echo "# WARDEN_NO_ASAN=1: not run"
+	skipped "asan: session suites" "WARDEN_NO_ASAN=1"
 elif [ "$(id -u)" != 0 ]; then
 	if [ "$must" = 1 ]; then failure "the session suites under ASan need root: run make test as root"
-	else echo "ok - asan: session suites # SKIP they run as root"; echo skip >>"$log"; fi
+	else skipped "asan: session suites" "they run as root"; fi
 elif [ ! -x "$top/$ASAN_BUILD/warden" ] || [ ! -x "$top/$ASAN_BUILD/warden-broker" ]; then
 	failure "asan: no $top/$ASAN_BUILD/warden or warden-broker (make asan-bins)"
 else
@@ -194,6 +200,7 @@ else
 	start=$(date +%s)
 	san="log_path=$sandir/san:halt_on_error=1:abort_on_error=1"
 	run_tap "asan: session suites" asan_bats
+	expect_count "asan: session suites" "$(asan_tests | grep -cvxF -e "$asan_exclude")"
 	echo "# the session suites under ASan took $(($(date +%s) - start)) s"
 	# A report on a stderr the test showed (UBSan's, see above; the
 	# broker's) fails the stage too, even if its test passed.
@@ -219,7 +226,7 @@ if [ "$(id -u)" = 0 ]; then
 elif [ "$must" = 1 ]; then
 	failure "tests/package/*.bats need root (dpkg -i): run make test as root"
 else
-	echo "ok - package tests # SKIP they need root (dpkg -i)"; echo skip >>"$log"
+	skipped "package tests" "they need root (dpkg -i)"
 fi
 
 # The same suites as an unprivileged user: user namespaces, no cgroup

@@ -417,7 +417,8 @@ JSON
 	[ -f "$XDG_DATA_HOME/warden/notebooks/mine.ipynb" ]
 	[[ "$output" == *"%jupyter: ../up: '..' is not allowed"* ]]
 	[[ "$output" == *"%jupyter: $WS/nb: not under $XDG_DATA_HOME/warden/, the only place"* ]]
-	[ ! -e "$WS/nb" ] && [ ! -e "$WS/nb.ipynb" ]
+	[ ! -e "$WS/nb" ]
+	[ ! -e "$WS/nb.ipynb" ]
 	[ -z "$(find "$XDG_DATA_HOME/.." -maxdepth 2 -name 'up*')" ]
 	# Debian's python3-nbformat (tools/deps.sh), not another python3 on PATH
 	/usr/bin/python3 - "$nb" <<'PY'

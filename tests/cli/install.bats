@@ -59,7 +59,8 @@ usr/share/zsh/site-functions/_warden"
 	run bash -c "cd '$D' && find . -type f -o -type l | sed 's|^\./||' | LC_ALL=C sort"
 	echo "$output"
 	[ "$output" = "$EXPECTED" ]
-	[ -x "$D/usr/bin/warden" ] && [ -x "$D/usr/libexec/warden/warden-broker" ]
+	[ -x "$D/usr/bin/warden" ]
+	[ -x "$D/usr/libexec/warden/warden-broker" ]
 	# what was installed is what was built, not a rebuild
 	cmp "$BUILDDIR/warden" "$D/usr/bin/warden"
 	cmp "$BUILDDIR/warden-broker" "$D/usr/libexec/warden/warden-broker"
@@ -80,8 +81,10 @@ usr/share/zsh/site-functions/_warden"
 usr/share/doc/other/README
 usr/share/man/man1/other.1" ]
 	# warden's own directories are gone, shared ones stay
-	[ ! -e "$D/usr/libexec/warden" ] && [ ! -e "$D/usr/share/doc/warden" ]
-	[ -d "$D/usr/bin" ] && [ -d "$D/usr/share/man/man1" ]
+	[ ! -e "$D/usr/libexec/warden" ]
+	[ ! -e "$D/usr/share/doc/warden" ]
+	[ -d "$D/usr/bin" ]
+	[ -d "$D/usr/share/man/man1" ]
 }
 
 @test "install: the installed warden runs a jail and finds its broker in PREFIX/libexec/warden" {
@@ -126,10 +129,12 @@ usr/share/man/man1/other.1" ]
 	for page in "$D"/usr/share/man/man[15]/*; do
 		run bash -c "LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l -P cat '$page' 2>&1 >/dev/null"
 		echo "$page: $output"
-		[ "$status" -eq 0 ] && [ -z "$output" ]
+		[ "$status" -eq 0 ]
+		[ -z "$output" ]
 		run bash -c "groff -man -ww -z '$page' 2>&1"
 		echo "$page: $output"
-		[ "$status" -eq 0 ] && [ -z "$output" ]
+		[ "$status" -eq 0 ]
+		[ -z "$output" ]
 		run bash -c "LC_ALL=C.UTF-8 MANWIDTH=80 man -l -P cat '$page'"
 		[[ "$output" == *NAME*SYNOPSIS*DESCRIPTION*"SEE ALSO"* ]]
 		n=$((n + 1))

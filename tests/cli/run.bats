@@ -325,7 +325,8 @@ while True:
 	done
 	prog=$(pgrep -P "$init")
 	echo "warden $wpid, init $init, program $prog"
-	[ -n "$init" ] && [ -n "$prog" ]
+	[ -n "$init" ]
+	[ -n "$prog" ]
 	groups=$(find /sys/fs/cgroup -maxdepth 6 -type d -name "warden-$wpid-*" 2>/dev/null)
 	echo "groups: $groups"
 	if ! is_root && [ -z "$groups" ]; then

@@ -40,7 +40,8 @@ teardown() {
 	run dpkg -i "$deb"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ -x /usr/bin/warden ] && [ -x /usr/libexec/warden/warden-broker ]
+	[ -x /usr/bin/warden ]
+	[ -x /usr/libexec/warden/warden-broker ]
 	# the broker's system user: no shell, no home (postinst, or tests/run.sh before it)
 	run getent passwd warden
 	[ "$status" -eq 0 ]
@@ -67,7 +68,9 @@ teardown() {
 	echo "$output"
 	[ "$status" -eq 0 ]
 	OURS=0
-	[ ! -e /usr/bin/warden ] && [ ! -e /usr/libexec/warden ] && [ ! -e /usr/share/doc/warden ]
+	[ ! -e /usr/bin/warden ]
+	[ ! -e /usr/libexec/warden ]
+	[ ! -e /usr/share/doc/warden ]
 	run dpkg -s warden
 	[ "$status" -ne 0 ]
 }

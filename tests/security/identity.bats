@@ -119,10 +119,12 @@ status_ids() {
 	ub=$(status_ids "$(host_pid_of ./idprobe hold b.ready)")
 	echo "a: $ua  b: $ub"
 	if ! is_root; then   # both are the caller
-		[ "${ua%% *}" = "$(me)" ] && [ "${ub%% *}" = "$(me)" ]
+		[ "${ua%% *}" = "$(me)" ]
+		[ "${ub%% *}" = "$(me)" ]
 		return 0
 	fi
-	[ "${ua%% *}" -ne 0 ] && [ "${ub%% *}" -ne 0 ]
+	[ "${ua%% *}" -ne 0 ]
+	[ "${ub%% *}" -ne 0 ]
 	[ "${ua%% *}" != "${ub%% *}" ]
 	# gids too
 	local ga=${ua#*|} gb=${ub#*|}
