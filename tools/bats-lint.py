@@ -34,6 +34,7 @@ class Scan:
     def __init__(self):
         self.quote = None      # None, "'" or '"'
         self.depth = 0         # open $( ( or ` not yet closed
+        self.saved = []        # (quote, depth) of a "..." a $( opened in
         self.heredocs = []     # (strip_tabs, word) pending after this line
         self.unterminated = None   # a here-document's word never found
 
@@ -61,11 +62,14 @@ class Scan:
                 if c == '"':
                     self.quote = None
                 elif text.startswith("$(", i):
+                    # a command substitution inside "...": its quotes are
+                    # its own; the "..." resumes at its closing )
+                    self.saved.append((self.quote, self.depth))
+                    self.quote = None
                     self.depth += 1
-                    cur += c
-                    i += 1
-                elif c == ")" and self.depth:
-                    self.depth -= 1
+                    cur += "$("
+                    i += 2
+                    continue
                 cur += c
                 i += 1
                 continue
@@ -82,6 +86,8 @@ class Scan:
                 self.depth += 1
             elif c == ")" and self.depth:
                 self.depth -= 1
+                if self.saved and self.saved[-1][1] == self.depth:
+                    self.quote = self.saved.pop()[0]   # back inside its "..."
             elif self.depth == 0 and text.startswith("<<", i) and not text.startswith("<<<", i):
                 m = HEREDOC.match(text, i)
                 if m:
