@@ -7,7 +7,8 @@
 #   bwrap     bwrap --unshare-all with equivalent mounts
 #   firejail  firejail --noprofile --net=none (when installed)
 # then the kernel's floor under warden, layer by layer (bench/floor.sh),
-# sessions (bench/sessions.py), the output relay, and the egress proxy
+# sessions (bench/sessions.py), the protected paths (bench/protect.py),
+# the output relay, and the egress proxy
 # against a direct loopback connection (bench/proxy.py).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -94,6 +95,11 @@ echo "warden's protections in this run:"
 python3 -c 'import json,sys; print("  " + ", ".join("%s=%s" % kv for kv in json.load(open(sys.argv[1]))["limits"].items()))' "$ws/s.json"
 echo
 python3 "$top/bench/sessions.py" "$W"
+echo
+# The protected and hidden catalogs (issue 19): a jail's start in a project
+# and a home with a dozen nested repositories, against a plain workspace
+# and bwrap, warm (placeholders reused) and cold (made again).
+python3 "$top/bench/protect.py" "$W"
 echo
 # Output relay: 1 GiB through `warden run --output unlimited` into a pipe,
 # against the plain pipe and against the floor of any relaying process (a

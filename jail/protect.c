@@ -38,7 +38,7 @@
  * with millions of files costs at most this much; past the bound the run
  * says so (stats.incomplete).  Directories that hold no repository of the
  * person's, or are covered whole anyway, are not entered. */
-#define SCAN_MAX_ENTRIES 200000
+#define SCAN_MAX_ENTRIES 100000
 #define SCAN_MAX_DEPTH 24
 #define LINK_HOPS 8
 
@@ -433,8 +433,12 @@ static void resolve_link(struct pctx *c, const char *rel, unsigned what, int kin
 
 /* --- the catalogs at one place --------------------------------------------- */
 
-/* The project catalog at the directory rel ("" for the bind itself). */
-static void project_at(struct pctx *c, const char *rel, int dfd)
+/* The project catalog at the directory rel ("" for the bind itself).  At
+ * a nested repository (nested) only what exists is protected: a missing
+ * entry there gets no placeholder (a dozen nested repositories would put
+ * six empty directories each into the person's tree, and a mount over
+ * each into every jail); its .git, which defines it, always exists. */
+static void project_at(struct pctx *c, const char *rel, int dfd, bool nested)
 {
 	DIR *d = NULL;
 
@@ -474,7 +478,7 @@ static void project_at(struct pctx *c, const char *rel, int dfd)
 		 * placeholder (a symlink) would show in `git status` and be
 		 * committed by `git add -A`; the tools that read these files ask
 		 * before they act on a new one (SECURITY.md). */
-		if (e->kind == WCAT_FILE && !(what & WCAT_HIDE) &&
+		if ((e->kind == WCAT_FILE || nested) && !(what & WCAT_HIDE) &&
 		    faccessat(dfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		p = xasprintf("%s%s%s", rel, rel[0] ? "/" : "", name);
@@ -499,93 +503,84 @@ static void home_at(struct pctx *c, const char *rel)
 	}
 }
 
-/* Directories not entered by the scan: covered whole by the home catalog,
- * or known to hold caches and build output rather than the person's
- * repositories. */
+/* Directories the scan does not enter: hidden ones (a dot first: caches,
+ * tools' state, and the catalogs' own, which are covered whole; a
+ * repository's .git) and a few known to hold dependencies or build output
+ * rather than the person's repositories. */
 static bool skip_dir(const char *name)
 {
 	static const char *const skip[] = {
-		".git", "node_modules", ".cache", "__pycache__", ".venv", "venv", ".tox",
-		".mypy_cache", ".pytest_cache", ".ruff_cache", ".npm", ".cargo", ".rustup",
-		".gradle", ".m2", ".nvm", ".pyenv", ".sdkman", ".asdf", ".local", ".mozilla",
-		".thunderbird", ".vscode-server", ".vscode", ".cursor", ".oh-my-zsh", "snap",
-		".Trash", ".ccache", "target",
+		"node_modules", "__pycache__", "venv", "target", "snap", "site-packages",
 	};
 
+	if (name[0] == '.')
+		return true;
 	for (size_t i = 0; i < ARRAY_SIZE(skip); i++)
 		if (!strcmp(name, skip[i]))
 			return true;
 	return false;
 }
 
-/* Breadth-first below the bind, following no link: every directory that
- * holds .git is a project root; at most SCAN_MAX_ENTRIES entries. */
+/* Depth first below the bind, each directory opened from its parent's fd
+ * (one component, O_NOFOLLOW: no link is followed), at most SCAN_MAX_DEPTH
+ * directories deep (that many fds open) and SCAN_MAX_ENTRIES entries in
+ * all: every directory that holds .git is a project root.  rel is a
+ * PATH_MAX buffer holding the directory's path below the bind. */
+static void scan_dir(struct pctx *c, int fd, char *rel, int depth)
+{
+	DIR *d = fdopendir(fd);
+	struct dirent *de;
+	size_t rl = strlen(rel);
+	bool repo = false;
+
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while (!c->plan->protect.incomplete && (de = readdir(d))) {
+		bool isdir = de->d_type == DT_DIR;
+		int sub;
+
+		if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
+			continue;
+		if (++c->scanned > SCAN_MAX_ENTRIES) {
+			c->plan->protect.incomplete = true;
+			break;
+		}
+		if (!strcmp(de->d_name, ".git"))
+			repo = true;
+		if (de->d_type == DT_UNKNOWN) {
+			struct stat st;
+			isdir = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			        S_ISDIR(st.st_mode);
+		}
+		if (!isdir || skip_dir(de->d_name) || depth >= SCAN_MAX_DEPTH ||
+		    rl + strlen(de->d_name) + 2 >= PATH_MAX)
+			continue;
+		sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		if (rl)
+			rel[rl] = '/';
+		strcpy(rel + rl + (rl ? 1 : 0), de->d_name);
+		scan_dir(c, sub, rel, depth + 1);
+		rel[rl] = '\0';
+	}
+	/* the bind's own root is a project root anyway (one_bind) */
+	if (repo && rl) {
+		c->plan->protect.repos++;
+		project_at(c, rel, dirfd(d), true);
+	}
+	closedir(d);
+}
+
 static void scan(struct pctx *c)
 {
-	struct { char *rel; int depth; } *q = NULL;
-	size_t qn = 0, qcap = 0, qi = 0;
+	char rel[PATH_MAX] = "";
+	int fd = openat(c->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	q = realloc(q, 16 * sizeof(*q));
-	qcap = 16;
-	q[qn].rel = xstrdup("");
-	q[qn++].depth = 0;
-	while (qi < qn) {
-		char *rel = q[qi].rel;
-		int depth = q[qi++].depth;
-		struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-		                        .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH };
-		int fd = (int)syscall(SYS_openat2, c->root_fd, rel[0] ? rel : ".", &how, sizeof(how));
-		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-		struct dirent *de;
-		bool repo = false;
-
-		if (!d) {
-			if (fd >= 0)
-				close(fd);
-			free(rel);
-			continue;
-		}
-		while ((de = readdir(d))) {
-			bool isdir = de->d_type == DT_DIR;
-
-			if (de->d_name[0] == '.' && (!de->d_name[1] ||
-			    (de->d_name[1] == '.' && !de->d_name[2])))
-				continue;
-			if (++c->scanned > SCAN_MAX_ENTRIES) {
-				c->plan->protect.incomplete = true;
-				break;
-			}
-			if (!strcmp(de->d_name, ".git"))
-				repo = true;
-			if (de->d_type == DT_UNKNOWN) {
-				struct stat st;
-				isdir = fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-				        S_ISDIR(st.st_mode);
-			}
-			if (!isdir || skip_dir(de->d_name) || depth >= SCAN_MAX_DEPTH)
-				continue;
-			if (qn == qcap) {
-				qcap *= 2;
-				q = realloc(q, qcap * sizeof(*q));
-				if (!q)
-					abort();
-			}
-			q[qn].rel = xasprintf("%s%s%s", rel, rel[0] ? "/" : "", de->d_name);
-			q[qn++].depth = depth + 1;
-		}
-		/* the bind's own root is a project root anyway (below) */
-		if (repo && rel[0]) {
-			c->plan->protect.repos++;
-			project_at(c, rel, dirfd(d));
-		}
-		closedir(d);
-		free(rel);
-		if (c->plan->protect.incomplete)
-			break;
-	}
-	while (qi < qn)
-		free(q[qi++].rel);
-	free(q);
+	if (fd >= 0)
+		scan_dir(c, fd, rel, 0);
 }
 
 /* --- what a pooled jail's protections depended on ----------------------------- */
@@ -657,7 +652,7 @@ static void one_bind(struct pctx *c)
 	/* the bind itself is a project root */
 	dfd = openat(c->root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
-		project_at(c, "", dfd);
+		project_at(c, "", dfd, false);
 		close(dfd);
 	}
 	/* the caller's home, when it is here: its catalog, and it is a
@@ -670,7 +665,7 @@ static void one_bind(struct pctx *c)
 		c->plan->protect.home = true;
 		home_at(c, rel);
 		if (rel[0] && (dfd = (int)syscall(SYS_openat2, c->root_fd, rel, &how, sizeof(how))) >= 0) {
-			project_at(c, rel, dfd);
+			project_at(c, rel, dfd, false);
 			close(dfd);
 		}
 	}

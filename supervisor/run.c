@@ -760,7 +760,7 @@ static void report_protect(const struct run *r)
 
 	if (p->incomplete)
 		wlog_warn("the workspace has more entries than warden scans for nested repositories "
-		          "(200,000): repositories beyond them are not protected");
+		          "(100,000): repositories beyond them are not protected");
 	if (r->o->quiet || !p->home)
 		return;
 	wlog_info("your home directory is in the workspace: %u paths your machine runs or trusts "

@@ -163,6 +163,9 @@ def main():
                 name = name[:-1] + "local"
             paths = [os.path.join(r, name) for r in roots]
         for p in paths:
+            # a nested repository's missing entries get no placeholder
+            # (jail/protect.c, project_at): only what exists there
+            nested_root = e["where"] == "project" and os.path.dirname(p) != top
             if name == ".git" and os.path.isdir(p):
                 exists = True      # the repositories' own
             elif variant == "existing":
@@ -172,7 +175,8 @@ def main():
                 exists = False
             targets.append(dict(path=p, kind=e["kind"], protected=e["protected"],
                                 hidden=e["hidden"], exists=exists, where=e["where"],
-                                name=e["name"]))
+                                name=e["name"], cover=not (e["where"] == "project" and
+                                                           (e["kind"] == "file" or nested_root))))
     # the state of the host before: each existing target's files and contents
     before = {}
     for t in targets:
@@ -214,7 +218,7 @@ def main():
                 seen = [x for x in report.get(p, []) if x.startswith("read:") and MARK in x]
                 if seen:
                     fail("%s: the jail read the hidden content: %s" % (t["name"], seen[0][:80]))
-        elif t["protected"] and not (t["where"] == "project" and t["kind"] == "file"):
+        elif t["protected"] and t["cover"]:
             # a missing protected path: nothing the jail made is there
             # (a placeholder may stand until the cleaner removes it)
             if os.path.islink(p) and os.readlink(p) != TARGET:
@@ -230,7 +234,7 @@ def main():
             fail("%s: the jail planted %s after moving %s" % (d, planted, d))
     for f in host_files_with_pwn(top):
         for t in targets:
-            protected_here = t["protected"] and (t["exists"] or not (t["where"] == "project" and t["kind"] == "file"))
+            protected_here = t["protected"] and (t["exists"] or t["cover"])
             if (protected_here or t["hidden"] and t["exists"]) and inside(f, t["path"]):
                 fail("%s: the jail wrote %s on the host" % (t["name"], f))
     if r.returncode != 0:
