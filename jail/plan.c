@@ -79,22 +79,6 @@ static int plan_add(struct wplan *plan, enum wmount_kind kind,
 	return 0;
 }
 
-/* Open path (absolute) as O_PATH without following a symlink in any
- * component, the final one included. */
-int jail_open_nofollow(int dirfd, const char *path, struct werr *err)
-{
-	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-	                        .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-
-	if (fd < 0 && errno == ENOSYS)
-		return werr_set(err, errno, "opening %s: openat2 is missing (warden needs "
-		                "Linux 5.12 or later)", path);
-	if (fd < 0)
-		return werr_set(err, errno, "opening %s without following symlinks", path);
-	return (int)fd;
-}
-
 /* below: path is base or under it */
 static bool at_or_below(const char *path, const char *base)
 {

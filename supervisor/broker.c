@@ -55,19 +55,6 @@ static char *broker_path(void)
 	return xasprintf("%s/../libexec/warden/warden-broker", self);
 }
 
-char *sv_xdg_dir(const char *var, const char *fallback, struct werr *err)
-{
-	const char *x = getenv(var), *home = sv_caller_home();
-
-	if (x && x[0] == '/')
-		return xasprintf("%s/warden", x);
-	if (!home || home[0] != '/') {
-		werr_set(err, 0, "neither $%s nor $HOME is an absolute path: set one of them", var);
-		return NULL;
-	}
-	return xasprintf("%s/%s/warden", home, fallback);
-}
-
 static int broker_identity(const char *user, uid_t *uid, gid_t *gid, struct werr *err)
 {
 	struct passwd *pw = getpwnam(user);

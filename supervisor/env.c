@@ -174,6 +174,20 @@ fail:
 	return NULL;
 }
 
+/* warden's directory under $VAR, or under HOME/fallback. */
+char *sv_xdg_dir(const char *var, const char *fallback, struct werr *err)
+{
+	const char *x = getenv(var), *home = sv_caller_home();
+
+	if (x && x[0] == '/')
+		return xasprintf("%s/warden", x);
+	if (!home || home[0] != '/') {
+		werr_set(err, 0, "neither $%s nor $HOME is an absolute path: set one of them", var);
+		return NULL;
+	}
+	return xasprintf("%s/%s/warden", home, fallback);
+}
+
 static bool path_within(const char *path, const char *base)
 {
 	size_t n = strlen(base);
