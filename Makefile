@@ -33,7 +33,7 @@ BROKER_LIBS   := $(shell pkg-config --libs $(BROKER_PKGS) 2>/dev/null)
 LIB_SRC  = $(wildcard common/*.c policy/*.c limits/*.c jail/*.c) \
            $(filter-out supervisor/main.c,$(wildcard supervisor/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/profiles.o $(BUILD)/drivers.o
-BROKER_SRC = $(filter-out broker/main.c,$(wildcard broker/*.c))
+BROKER_SRC = $(filter-out broker/main.c,$(wildcard broker/*.c broker/*/*.c))
 BROKER_OBJ = $(BROKER_SRC:%.c=$(BUILD)/%.o)
 PROFILES = $(sort $(wildcard policy/profiles/*.json))
 DRIVERS  = $(sort $(wildcard drivers/*.py drivers/*.js drivers/*.mjs drivers/*.sh drivers/*.pl drivers/*.rb drivers/*.R))
@@ -71,7 +71,7 @@ $(BUILD)/drivers.c: $(DRIVERS) tools/embed-drivers.sh
 $(BUILD)/drivers.o: $(BUILD)/drivers.c supervisor/lang.h
 	$(CC) $(CFLAGS) -Isupervisor -c -o $@ $<
 
-$(BUILD)/broker/%.o: broker/%.c $(wildcard include/warden/*.h broker/*.h) | deps-checked
+$(BUILD)/broker/%.o: broker/%.c $(wildcard include/warden/*.h broker/*.h broker/*/*.h) | deps-checked
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -c -o $@ $<
 $(BUILD)/libbroker.a: $(BROKER_OBJ)

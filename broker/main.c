@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "broker.h"
-#include "chat.h"
-#include "client.h"
-#include "llm.h"
+#include "core/broker.h"
+#include "chat/chat.h"
+#include "core/client.h"
+#include "llm/llm.h"
 #include "warden/util.h"
 
 #if defined(__SANITIZE_ADDRESS__)

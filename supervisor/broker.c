@@ -207,7 +207,7 @@ static int open_user_dir(const char *path, bool drop, gid_t gid, mode_t mode, st
 /* What the broker reads from the environment, and the libraries it uses
  * (locale, terminal, libcurl, OpenSSL).  Anything else stays behind.
  * TERM_PROGRAM and KITTY_WINDOW_ID only name the terminal (the chat draws
- * images inline where it can: broker/chat_run.c); they lead nowhere. */
+ * images inline where it can: broker/chat/chat_run.c); they lead nowhere. */
 static bool env_kept(const char *kv)
 {
 	static const char *const keep[] = {

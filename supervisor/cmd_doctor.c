@@ -155,7 +155,7 @@ int cmd_doctor(int argc, char **argv)
 		    abi >= 6 ? ", abstract-socket and signal scoping" : "");
 	else
 		row("landlock", false, "unavailable: mounts alone confine the filesystem (boot with lsm=landlock,...)");
-	/* the broker's own confinement (broker/confine.c, SECURITY.md G46) */
+	/* the broker's own confinement (broker/core/confine.c, SECURITY.md G46) */
 	row("broker tcp", abi >= 4, "%s", abi >= 4 ? "connects only to the model's ports"
 	    : "may connect to any TCP port: Landlock ABI 4 (Linux 6.7) limits it to the model's");
 	if (getuid() == 0) {

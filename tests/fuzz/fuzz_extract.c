@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../broker/extract.h"
-#include "../../broker/lmc.h"
+#include "../../broker/llm/extract.h"
+#include "../../broker/core/lmc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

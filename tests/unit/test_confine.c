@@ -1,4 +1,4 @@
-/* broker_confine (broker/confine.c) against the real kernel: a forked child
+/* broker_confine (broker/core/confine.c) against the real kernel: a forked child
  * confines itself and tries what a compromised broker would try; it reports
  * each result through a pipe and the parent asserts.  The same probes in an
  * unconfined child must come out the other way, so the test can fail. */
@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "broker.h"
+#include "core/broker.h"
 #include "warden/util.h"
 
 struct probes {

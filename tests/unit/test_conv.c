@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "conv.h"
-#include "lmc.h"
+#include "chat/config.h"
+#include "chat/conv.h"
+#include "core/lmc.h"
 #include "warden/util.h"
 
 static char tmpdir[64];

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm.h"
-#include "extract.h"
-#include "lmc.h"
+#include "llm/llm.h"
+#include "llm/extract.h"
+#include "core/lmc.h"
 
 /* want: "M:text" for a message, "C:lang:code" for code; NULL-terminated */
 static void expect(const char *text, const char *const *want)

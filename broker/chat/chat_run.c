@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include "chat_int.h"
-#include "client.h"
+#include "core/client.h"
 #include "conv.h"
-#include "lmc.h"
-#include "sanitize.h"
+#include "core/lmc.h"
+#include "core/sanitize.h"
 #include "warden/util.h"
 
 #define MAX_EDITS 20

@@ -4,8 +4,8 @@
 
 #include "chat_int.h"
 #include "conv.h"
-#include "lmc.h"
-#include "sanitize.h"
+#include "core/lmc.h"
+#include "core/sanitize.h"
 #include "warden/util.h"
 
 void chat_show_conversation(struct chat *c)

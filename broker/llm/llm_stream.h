@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 #include "llm_types.h"
-#include "lmc.h"
+#include "core/lmc.h"
 #include "sse.h"
 #include "warden/err.h"
 

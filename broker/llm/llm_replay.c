@@ -15,9 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "broker.h"
+#include "core/broker.h"
 #include "llm_provider.h"
-#include "lmc.h"
+#include "core/lmc.h"
 #include "warden/util.h"
 
 #define REPLAY_FILE_MAX (16u << 20)

@@ -6,9 +6,9 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
-#include "broker.h"
-#include "client.h"
-#include "llm.h"
+#include "core/broker.h"
+#include "core/client.h"
+#include "llm/llm.h"
 #include "ui.h"
 
 struct chat {

@@ -22,13 +22,13 @@
 
 #include "chat.h"
 #include "chat_int.h"
-#include "client.h"
+#include "core/client.h"
 #include "config.h"
 #include "conv.h"
-#include "extract.h"
-#include "llm.h"
-#include "lmc.h"
-#include "sanitize.h"
+#include "llm/extract.h"
+#include "llm/llm.h"
+#include "core/lmc.h"
+#include "core/sanitize.h"
 #include "ui.h"
 #include "warden/util.h"
 

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "sanitize.h"
+#include "core/sanitize.h"
 
 #define MD_RESET "\033[0m"
 #define MD_BOLD "\033[1m"

@@ -1,9 +1,9 @@
 /* warden-broker: the unprivileged half.  The supervisor starts it with the
  * supervisor socket on fd 3 (BROKER_SUP_FD); it confines itself before it
- * reads any input (broker/confine.c), then runs one mode:
+ * reads any input (broker/core/confine.c), then runs one mode:
  *
- *   warden-broker serve --stdio [...]    JSON-lines API   (broker/api_stdio.c)
- *   warden-broker chat [...]             the LLM conversation (broker/chat.c, chat.h)
+ *   warden-broker serve --stdio [...]    JSON-lines API   (broker/api/api_stdio.c)
+ *   warden-broker chat [...]             the LLM conversation (broker/chat/chat.c, chat.h)
  *
  * Each mode gets argv from its own name on (argv[0] = "serve" / "chat"). */
 #ifndef BROKER_BROKER_H

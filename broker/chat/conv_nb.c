@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "conv.h"
-#include "lmc.h"
+#include "core/lmc.h"
 #include "warden/util.h"
 
 /* ---- the notebook ---- */

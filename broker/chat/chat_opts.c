@@ -14,8 +14,8 @@
 #include "chat_int.h"
 #include "config.h"
 #include "conv.h"
-#include "llm.h"
-#include "sanitize.h"
+#include "llm/llm.h"
+#include "core/sanitize.h"
 #include "ui.h"
 #include "warden/util.h"
 

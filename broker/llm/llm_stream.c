@@ -7,7 +7,7 @@
 #include "extract.h"
 #include "http.h"
 #include "llm_stream.h"
-#include "lmc.h"
+#include "core/lmc.h"
 #include "warden/util.h"
 
 /* ---- the reply being built ---- */

@@ -6,7 +6,7 @@
 
 #include "config.h"
 #include "conv.h"
-#include "sanitize.h"
+#include "core/sanitize.h"
 #include "warden/util.h"
 
 #define CONFIG_MAX (1u << 20)

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "markdown.h"
-#include "sanitize.h"
+#include "core/sanitize.h"
 
 /* Set by the SIGINT handler (ui_signals); chat passes it to llm_complete
  * as the cancel flag and to bclient_run as the interrupt flag. */

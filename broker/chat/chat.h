@@ -24,7 +24,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
-#include "broker.h"
+#include "core/broker.h"
 #include "config.h"
 #include "warden/err.h"
 

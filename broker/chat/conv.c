@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "broker.h"
+#include "core/broker.h"
 #include "conv.h"
-#include "sanitize.h"
+#include "core/sanitize.h"
 #include "warden/util.h"
 
 #define CONV_FILE_MAX (64u * 1024 * 1024)

@@ -7,7 +7,7 @@
 #include <sys/ioctl.h>
 #include <wchar.h>
 
-#include "extract.h"
+#include "llm/extract.h"
 #include "ui.h"
 #include "warden/proto.h"
 #include "warden/util.h"

@@ -20,11 +20,11 @@
 #include <strings.h>
 #include <time.h>
 
-#include "broker.h"
-#include "client.h"
+#include "core/broker.h"
+#include "core/client.h"
 #include "api_stdio.h"
-#include "lmc.h"
-#include "utf8.h"
+#include "core/lmc.h"
+#include "core/utf8.h"
 #include "warden/util.h"
 
 #define SERVE_QUEUE_MAX 256                       /* queued runs per session */

@@ -9,8 +9,8 @@
 
 #include "chat_int.h"
 #include "conv.h"
-#include "lmc.h"
-#include "sanitize.h"
+#include "core/lmc.h"
+#include "core/sanitize.h"
 #include "warden/util.h"
 
 /* ---- the system message ---- */

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "llm_provider.h"
-#include "lmc.h"
+#include "core/lmc.h"
 #include "warden/util.h"
 
 struct oconv {

@@ -6,7 +6,7 @@
  * its own user, which may not reach those paths (/root is 0700): it then
  * works through /proc/self/fd/N, which reaches the directory from the fd
  * without walking the path.  Landlock's rules are made from the fds
- * themselves (broker/confine.c). */
+ * themselves (broker/core/confine.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "llm_provider.h"
-#include "lmc.h"
+#include "core/lmc.h"
 #include "warden/util.h"
 
 #define ANTHROPIC_VERSION "2023-06-01"

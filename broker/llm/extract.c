@@ -24,7 +24,7 @@
 #include <strings.h>
 
 #include "extract.h"
-#include "lmc.h"
+#include "core/lmc.h"
 #include "warden/util.h"
 
 /* how many JSON parses one text may cost */
