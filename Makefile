@@ -30,8 +30,8 @@ endif
 BROKER_CFLAGS := $(shell pkg-config --cflags $(BROKER_PKGS) 2>/dev/null)
 BROKER_LIBS   := $(shell pkg-config --libs $(BROKER_PKGS) 2>/dev/null)
 
-LIB_SRC  = $(wildcard common/*.c policy/*.c limits/*.c jail/*.c) \
-           $(filter-out supervisor/main.c,$(wildcard supervisor/*.c))
+LIB_SRC  = $(wildcard common/*.c policy/*.c limits/*.c jail/*.c supervisor/*.c) \
+           $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/profiles.o $(BUILD)/drivers.o
 BROKER_SRC = $(filter-out broker/main.c,$(wildcard broker/*.c broker/*/*.c))
 BROKER_OBJ = $(BROKER_SRC:%.c=$(BUILD)/%.o)
@@ -53,6 +53,9 @@ $(BUILD)/%.o: %.c $(wildcard include/warden/*.h) | deps-checked
 # supervisor/*.h are the supervisor's own headers (include/warden/ holds only
 # the interfaces between folders); its sources find them by their directory.
 $(BUILD)/supervisor/%.o: supervisor/%.c $(wildcard include/warden/*.h supervisor/*.h) | deps-checked
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+$(BUILD)/cli/%.o: cli/%.c $(wildcard include/warden/*.h cli/*.h) | deps-checked
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -91,7 +94,7 @@ $(BUILD)/filters.c: $(BUILD)/gen-filters
 $(BUILD)/filters.o: $(BUILD)/filters.c
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/warden: $(BUILD)/supervisor/main.o $(BUILD)/filters.o $(BUILD)/libwarden.a
+$(BUILD)/warden: $(BUILD)/cli/main.o $(BUILD)/filters.o $(BUILD)/libwarden.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(WARDEN_LIBS)
 
 # Unit tests reach the supervisor's and the broker's own headers too.

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit.h"
+#include "warden/auditlog.h"
 #include "cmd.h"
 #include "warden/log.h"
 #include "warden/util.h"

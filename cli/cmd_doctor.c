@@ -18,7 +18,7 @@
 #include "cmd.h"
 #include "warden/idmap.h"
 #include "warden/jail.h"
-#include "run.h"
+#include "warden/supervisor.h"
 #include "warden/util.h"
 
 static int bad_count;

@@ -9,7 +9,7 @@
 #include "cmd.h"
 #include "warden/log.h"
 #include "warden/policy.h"
-#include "run.h"
+#include "warden/supervisor.h"
 #include "warden/util.h"
 
 enum { OPT_PROFILE = 256, OPT_POLICY, OPT_WORKSPACE, OPT_MEMORY, OPT_PIDS, OPT_CPUS,

@@ -1,4 +1,4 @@
-/* The subcommands of the `warden` executable (supervisor/cmd_*.c).  Each
+/* The subcommands of the `warden` executable (cli/cmd_*.c).  Each
  * takes argv after the subcommand name (argv[0] is the subcommand) and
  * returns the process exit status. */
 #ifndef WARDEN_CMD_H
