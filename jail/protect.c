@@ -478,7 +478,7 @@ static void project_at(struct pctx *c, const char *rel, int dfd, bool nested)
 		 * placeholder (a symlink) would show in `git status` and be
 		 * committed by `git add -A`; the tools that read these files ask
 		 * before they act on a new one (SECURITY.md). */
-		if ((e->kind == WCAT_FILE || nested) && !(what & WCAT_HIDE) &&
+		if ((e->kind == WCAT_FILE || nested) &&
 		    faccessat(dfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		p = xasprintf("%s%s%s", rel, rel[0] ? "/" : "", name);

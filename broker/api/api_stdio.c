@@ -23,6 +23,7 @@
 #include "core/broker.h"
 #include "core/client.h"
 #include "api_stdio.h"
+#include "core/langs.h"
 #include "core/lmc.h"
 #include "core/utf8.h"
 #include "warden/util.h"
@@ -276,70 +277,6 @@ static int sup_send(struct serve *s)
 	return 0;
 }
 
-/* ---- languages ---------------------------------------------------------- */
-
-static json_object *parse_trusted_json(const char *text, json_type want)
-{
-	json_object *o = text ? json_tokener_parse(text) : NULL;
-
-	if (o && !json_object_is_type(o, want)) {
-		json_object_put(o);
-		o = NULL;
-	}
-	return o;
-}
-
-/* The canonical name of language (a name or an alias) in a languages
- * array, or NULL. */
-static const char *lang_lookup(json_object *langs, const char *language)
-{
-	size_t i, j, n = json_object_array_length(langs);
-
-	for (i = 0; i < n; i++) {
-		json_object *l = json_object_array_get_idx(langs, i), *name, *aliases;
-		if (!json_object_object_get_ex(l, "name", &name) ||
-		    !json_object_is_type(name, json_type_string))
-			continue;
-		if (!strcasecmp(json_object_get_string(name), language))
-			return json_object_get_string(name);
-		if (!json_object_object_get_ex(l, "aliases", &aliases) ||
-		    !json_object_is_type(aliases, json_type_array))
-			continue;
-		for (j = 0; j < json_object_array_length(aliases); j++) {
-			json_object *a = json_object_array_get_idx(aliases, j);
-			if (json_object_is_type(a, json_type_string) &&
-			    !strcasecmp(json_object_get_string(a), language))
-				return json_object_get_string(name);
-		}
-	}
-	return NULL;
-}
-
-/* "python (py, python3), javascript (js), shell" */
-static void lang_list(json_object *langs, char *buf, size_t len)
-{
-	size_t i, j, n = json_object_array_length(langs), off = 0;
-
-	buf[0] = '\0';
-	for (i = 0; i < n && off < len; i++) {
-		json_object *l = json_object_array_get_idx(langs, i), *name, *aliases;
-		if (!json_object_object_get_ex(l, "name", &name))
-			continue;
-		off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
-		                        json_object_get_string(name));
-		if (off >= len || !json_object_object_get_ex(l, "aliases", &aliases) ||
-		    !json_object_is_type(aliases, json_type_array) ||
-		    json_object_array_length(aliases) == 0)
-			continue;
-		for (j = 0; j < json_object_array_length(aliases) && off < len; j++)
-			off += (size_t)snprintf(buf + off, len - off, "%s%s", j ? ", " : " (",
-			                        json_object_get_string(
-				                        json_object_array_get_idx(aliases, j)));
-		if (off < len)
-			off += (size_t)snprintf(buf + off, len - off, ")");
-	}
-}
-
 /* ---- blocks ------------------------------------------------------------- */
 
 static void start_next(struct serve *s, struct ssession *ss);
@@ -535,10 +472,10 @@ static void req_run(struct serve *s, struct serve_req *q)
 		return;
 	}
 	if (ss->languages && json_object_array_length(ss->languages) > 0) {
-		lang = lang_lookup(ss->languages, q->language);
+		lang = blang_lookup(ss->languages, q->language);
 		if (!lang) {
 			char list[1024];
-			lang_list(ss->languages, list, sizeof(list));
+			blang_list(ss->languages, list, sizeof(list));
 			emit_error(s, q->id, ss->audit_id, "unknown language \"%s\"; available: %s",
 			           q->language, list);
 			return;
@@ -692,14 +629,14 @@ static void on_opened(struct serve *s, struct wmsg *m)
 		free(ss->audit_id);
 		ss->audit_id = xasprintf("s%u", m->session);
 	}
-	ss->languages = parse_trusted_json(m->langs, json_type_array);
+	ss->languages = blang_trusted_json(m->langs, json_type_array);
 	if (!ss->languages)
 		ss->languages = json_object_new_array();
 	ss->next = s->sessions;
 	s->sessions = ss;
 
-	policy = parse_trusted_json(m->json, json_type_object);
-	limits = parse_trusted_json(m->limits, json_type_object);
+	policy = blang_trusted_json(m->json, json_type_object);
+	limits = blang_trusted_json(m->limits, json_type_object);
 	/* no "policy" key at all when the supervisor sent none */
 	emit_event(s, p->id, "opened", ss->audit_id,
 	           "profile", p->profile ? jstr(p->profile) : NULL,
@@ -721,7 +658,7 @@ static void on_langlist(struct serve *s, struct wmsg *m)
 
 	if (!p)
 		return;
-	langs = parse_trusted_json(m->langs, json_type_array);
+	langs = blang_trusted_json(m->langs, json_type_array);
 	emit_event(s, p->id, "languages", NULL,
 	           "languages", langs ? langs : json_object_new_array(), (char *)NULL);
 	pending_free(p);

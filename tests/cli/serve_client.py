@@ -859,8 +859,11 @@ def sc_ws_swap(s, args):
     a = s.open()
     ok_result(s.run(a, "shell", "mkdir sub")[2], "mkdir sub")
     b = s.open(workspace=os.path.join(ws, "sub"))
+    # B's shell jail is up (its start made the catalogs' placeholders in
+    # sub, jail/protect.c): A's rm below does not race with it
+    ok_result(s.run(b, "shell", "true")[2], "b's shell jail")
     # in A's jail, /oldroot does not exist; in a jail being built, it is the host
-    # rm -r: the placeholders of B's jail stand in sub (jail/protect.c)
+    # rm -r: the placeholders of B's jail stand in sub
     ok_result(s.run(a, "shell", "rm -r sub && ln -s /oldroot sub")[2], "swap")
     code = ("cat %s/canary; touch %s/escaped; ls -a %s | head -3" %
             ((os.path.join(ws, "sub") + hd,) * 2 + (os.path.join(ws, "sub"),)))
