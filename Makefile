@@ -129,6 +129,12 @@ test: deps-checked $(BUILD)/warden $(BUILD)/warden-broker unit probes asan-bins
 demo: $(BUILD)/warden $(BUILD)/warden-broker probes
 	@sh tools/demo.sh
 
+# The two commands above, the first time on a fresh Debian 12 machine: a
+# minimal bookworm root (mmdebstrap, cached), a clone of HEAD in a copy of
+# it, `make demo` and `make test` there.  Root; long (tools/test-fresh.sh).
+test-fresh:
+	@sh tools/test-fresh.sh
+
 bench: $(BUILD)/warden $(BUILD)/warden-broker
 	@sh bench/run.sh
 
@@ -162,5 +168,5 @@ uninstall:
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: all test demo bench asan asan-unit asan-bins install uninstall clean deps deps-checked probes unit fuzz
+.PHONY: all test test-fresh demo bench asan asan-unit asan-bins install uninstall clean deps deps-checked probes unit fuzz
 .DELETE_ON_ERROR:
