@@ -2,11 +2,11 @@
 # The installed layout (issue 13): `make install DESTDIR=... PREFIX=/usr`
 # puts the broker where the installed warden finds it, and what it installs
 # works from there: a jail, a serve session, the replay chat, the man pages
-# and the completions.  Where the Makefile is present (the run from the top
-# directory) the test uses `make install`/`make uninstall` on the binaries
-# already built in $WARDEN's directory; in the unprivileged pass, whose
-# staged copy has no Makefile, it uses tools/install.sh, the list that both
-# make targets run.
+# and the completions.  Where the build is there with its objects (the run
+# from the top directory) the test uses `make install`/`make uninstall` on
+# the binaries already built in $WARDEN's directory; in the unprivileged
+# pass, whose staged copy has the binaries only, it uses tools/install.sh,
+# the list that both make targets run.
 load ../helpers
 
 setup() {
@@ -27,7 +27,7 @@ teardown() {
 
 # do_install install|uninstall: into $D with PREFIX=/usr
 do_install() {
-	if [ -f "$WARDEN_TOP/Makefile" ]; then
+	if [ -f "$WARDEN_TOP/Makefile" ] && [ -f "$BUILDDIR/libwarden.a" ]; then
 		make -s -C "$WARDEN_TOP" --no-print-directory BUILD="$BUILDDIR" \
 			DESTDIR="$D" PREFIX=/usr "$1"
 	else
@@ -59,7 +59,8 @@ usr/share/zsh/site-functions/_warden"
 	run bash -c "cd '$D' && find . -type f -o -type l | sed 's|^\./||' | LC_ALL=C sort"
 	echo "$output"
 	[ "$output" = "$EXPECTED" ]
-	[ -x "$D/usr/bin/warden" ] && [ -x "$D/usr/libexec/warden/warden-broker" ]
+	[ -x "$D/usr/bin/warden" ]
+	[ -x "$D/usr/libexec/warden/warden-broker" ]
 	# what was installed is what was built, not a rebuild
 	cmp "$BUILDDIR/warden" "$D/usr/bin/warden"
 	cmp "$BUILDDIR/warden-broker" "$D/usr/libexec/warden/warden-broker"
@@ -80,7 +81,8 @@ usr/share/zsh/site-functions/_warden"
 usr/share/doc/other/README
 usr/share/man/man1/other.1" ]
 	# warden's own directories are gone, shared ones stay
-	[ ! -e "$D/usr/libexec/warden" ] && [ ! -e "$D/usr/share/doc/warden" ]
+	[ ! -e "$D/usr/libexec/warden" ]
+	[ ! -e "$D/usr/share/doc/warden" ]
 	[ -d "$D/usr/bin" ] && [ -d "$D/usr/share/man/man1" ]
 }
 
@@ -126,10 +128,12 @@ usr/share/man/man1/other.1" ]
 	for page in "$D"/usr/share/man/man[15]/*; do
 		run bash -c "LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l -P cat '$page' 2>&1 >/dev/null"
 		echo "$page: $output"
-		[ "$status" -eq 0 ] && [ -z "$output" ]
+		[ "$status" -eq 0 ]
+		[ -z "$output" ]
 		run bash -c "groff -man -ww -z '$page' 2>&1"
 		echo "$page: $output"
-		[ "$status" -eq 0 ] && [ -z "$output" ]
+		[ "$status" -eq 0 ]
+		[ -z "$output" ]
 		run bash -c "LC_ALL=C.UTF-8 MANWIDTH=80 man -l -P cat '$page'"
 		[[ "$output" == *NAME*SYNOPSIS*DESCRIPTION*"SEE ALSO"* ]]
 		n=$((n + 1))
