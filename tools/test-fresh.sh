@@ -1,14 +1,19 @@
 #!/bin/sh
 # make test-fresh: do the README's two commands work the first time on a
 # fresh Debian 12 machine?  Builds a minimal bookworm root (mmdebstrap
-# --variant=minbase, cached), and in a private copy of it, entered with
-# `unshare --mount --fork` and chroot with the host's /proc, /sys and /dev
-# bound in, clones this checkout's committed HEAD and runs `make demo` and
-# then `WARDEN_MUST_WORK=1 make test` (what .ci/run runs) as root.  Ends with
-# the inner run's "N passed, N failed" line and a verdict; exits non-zero
-# when either command failed.  Root only.  Takes long: the packages of
-# tools/deps.sh are installed in the copy every time (that is the point),
-# then the whole test suite runs.
+# --variant=minbase, cached), and in a private copy of it, with the host's
+# /proc, /sys and /dev bound in, clones this checkout's committed HEAD and
+# runs `make demo` and then `WARDEN_MUST_WORK=1 make test` (what .ci/run
+# runs) as root.  Ends with the inner run's "N passed, N failed" line and a
+# verdict; exits non-zero when either command failed.  Root only.  Takes
+# long: the packages of tools/deps.sh are installed in the copy every time
+# (that is the point), then the whole test suite runs.
+#
+# The copy is entered with `unshare --mount --fork` and pivot_root, not
+# chroot: the kernel refuses CLONE_NEWUSER to a chrooted process (clone(2),
+# EPERM "in a chroot environment"), so in a chroot no jail starts, as root
+# (the idmapped workspace) or not.  pivot_root makes the copy the root of
+# the new mount namespace, as on a machine of its own.
 #
 # The cache holds the pristine minbase root only (a tarball), never one
 # where the deps were installed; it is rebuilt when its recipe changes (the
@@ -67,10 +72,13 @@ ff02::2		ip6-allrouters'
 
 # --- cleanup, on every way out ---------------------------------------------
 newtar='' optfile='' work='' root=''
-# the processes still in the copy (a daemon a test left): this run made them
-left_in_root() {
+# the processes still in the copy's mount namespace (a daemon a test left,
+# or all of them when interrupted): this run made them
+left_in_copy() {
+	[ -s "$work/mntns" ] || return 0
+	ns=$(cat "$work/mntns")
 	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && echo "${p#/proc/}"
+		[ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$ns" ] && echo "${p#/proc/}"
 	done
 }
 # mounts under the copy in this (the host's) mount namespace: there must be none
@@ -83,25 +91,25 @@ cleanup() {
 	newtar='' optfile=''
 	[ -n "$work" ] && [ -d "$work" ] || return 0
 	n=0
-	while pids=$(left_in_root) && [ -n "$pids" ]; do
+	while pids=$(left_in_copy) && [ -n "$pids" ]; do
 		[ "$n" = 0 ] && say "killing what the run left in the copy: $(echo "$pids" | tr '\n' ' ')"
 		# shellcheck disable=SC2086
 		kill -KILL $pids 2>/dev/null
 		n=$((n + 1))
-		[ "$n" -le 100 ] || { say "processes $(echo "$pids" | tr '\n' ' ')do not end: leaving $work"; work=; return 1; }
+		[ "$n" -le 100 ] || { say "processes $(echo "$pids" | tr '\n' ' ')do not end: leaving $work"; work=''; return 1; }
 		sleep 0.1
 	done
 	if [ -n "$(mounts_in_work)" ]; then
 		mounts_in_work | sort -r | while read -r m; do umount -l "$m"; done
 		if [ -n "$(mounts_in_work)" ]; then
 			say "mounts left under $work: $(mounts_in_work | tr '\n' ' ')- not removing it"
-			work=; return 1
+			work=''; return 1
 		fi
-		say "there were mounts under $work on the host (unmounted): a bug of test-fresh"
-		rm -rf --one-file-system "$work"; work=; return 1
+		say "there were mounts under $work on the host (unmounted now): a bug of test-fresh"
+		rm -rf --one-file-system "$work"; work=''; return 1
 	fi
 	rm -rf --one-file-system "$work"
-	work=
+	work=''
 }
 trap 'cleanup' EXIT
 trap 'cleanup; exit 130' INT
@@ -170,18 +178,30 @@ echo "test-fresh: == WARDEN_MUST_WORK=1 make test"
 WARDEN_MUST_WORK=1 make test; tests=$?
 echo "test-fresh: make demo exited $demo, make test exited $tests"
 [ "$demo" = 0 ] && [ "$tests" = 0 ]'
-# The mounts are made inside the new mount namespace (unshare makes its
-# mounts private): they never reach the host's, and they end with it.
-# /sys recursively, so that /sys/fs/cgroup is there; /dev with /dev/pts,
-# /dev/shm and /dev/mqueue.
+# In the new mount namespace (unshare makes its mounts private: none of
+# them reaches the host's, and they end with it): the copy bound onto
+# itself, so that it is a mount; /proc, and /sys and /dev recursively
+# (/sys/fs/cgroup; /dev/pts, /dev/shm, /dev/mqueue); then pivot_root into
+# it and detach the old root.  Its namespace is noted first, for cleanup.
 # shellcheck disable=SC2016
 enter='set -e
+readlink /proc/self/ns/mnt >"$2/mntns"
+mount --bind "$1" "$1"
 for d in proc sys dev; do mount --rbind "/$d" "$1/$d"; done
-exec chroot "$1" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM="${2:-dumb}" \
-	PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/sh -c "$3"'
+cd "$1"
+pivot_root . .
+umount -l .
+cd /
+exec /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM="${3:-dumb}" \
+	PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/sh -c "$4"'
 say "running make demo, then WARDEN_MUST_WORK=1 make test, in $root (log: $log)"
-{ timeout -k 30 "$timeout" unshare --mount --fork --kill-child sh -c "$enter" enter "$root" "${TERM:-}" "$inner" 2>&1
-  echo $? >"$work/rc"; } | tee "$log"
+# In the background and waited for, so that an INT or TERM runs the trap at
+# once (its cleanup ends everything in the copy's namespace); timeout ends
+# a hang the same way, by its own process group.
+{ timeout -k 30 "$timeout" unshare --mount --fork --kill-child \
+	sh -c "$enter" enter "$root" "$work" "${TERM:-}" "$inner" 2>&1
+  echo $? >"$work/rc"; } | tee "$log" &
+wait $!
 rc=$(cat "$work/rc" 2>/dev/null || echo 255)
 
 summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
