@@ -75,8 +75,8 @@ newtar='' optfile='' work='' root=''
 # the processes still in the copy's mount namespace (a daemon a test left,
 # or all of them when interrupted): this run made them
 left_in_copy() {
-	[ -s "$work/mntns" ] || return 0
-	ns=$(cat "$work/mntns")
+	ns=$(cat "$work/mntns" 2>/dev/null)
+	case $ns in "mnt:["*"]") ;; *) return 0 ;; esac
 	for p in /proc/[0-9]*; do
 		[ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$ns" ] && echo "${p#/proc/}"
 	done
@@ -173,10 +173,12 @@ inner='set -u
 cd /root && git -c advice.detachedHead=false clone -q /root/warden.bundle warden && cd warden || exit 1
 echo "test-fresh: HEAD $(git log --oneline -1)"
 echo "test-fresh: == make demo"
-make demo; demo=$?
+t0=$(date +%s); make demo; demo=$?
+t1=$(date +%s)
 echo "test-fresh: == WARDEN_MUST_WORK=1 make test"
 WARDEN_MUST_WORK=1 make test; tests=$?
-echo "test-fresh: make demo exited $demo, make test exited $tests"
+t2=$(date +%s)
+echo "test-fresh: make demo exited $demo after $((t1 - t0)) s (with the packages), make test exited $tests after $((t2 - t1)) s"
 [ "$demo" = 0 ] && [ "$tests" = 0 ]'
 # In the new mount namespace (unshare makes its mounts private: none of
 # them reaches the host's, and they end with it): the copy bound onto
