@@ -80,6 +80,7 @@ left_in_copy() {
 	for p in /proc/[0-9]*; do
 		[ "$(readlink "$p/ns/mnt" 2>/dev/null)" = "$ns" ] && echo "${p#/proc/}"
 	done
+	return 0   # not the status of the last [ ]: the caller's loop tests it
 }
 # mounts under the copy in this (the host's) mount namespace: there must be none
 mounts_in_work() {
@@ -99,6 +100,8 @@ cleanup() {
 		[ "$n" -le 100 ] || { say "processes $(echo "$pids" | tr '\n' ' ')do not end: leaving $work"; work=''; return 1; }
 		sleep 0.1
 	done
+	# the run's pipeline (timeout, tee) ends with them; it writes $work/rc last
+	wait
 	if [ -n "$(mounts_in_work)" ]; then
 		mounts_in_work | sort -r | while read -r m; do umount -l "$m"; done
 		if [ -n "$(mounts_in_work)" ]; then
@@ -112,9 +115,9 @@ cleanup() {
 	work=''
 }
 trap 'cleanup' EXIT
-trap 'cleanup; exit 130' INT
-trap 'cleanup; exit 143' TERM
-trap 'cleanup; exit 129' HUP
+trap 'cleanup; say "interrupted (SIGINT): stopped and cleaned up"; exit 130' INT
+trap 'cleanup; say "stopped by SIGTERM and cleaned up"; exit 143' TERM
+trap 'cleanup; say "stopped by SIGHUP and cleaned up"; exit 129' HUP
 
 # --- the pristine root, cached --------------------------------------------
 recipe=$(printf 'v1 %s %s %s\n%s\n%s\n%s\n' "$SUITE" "$VARIANT" "$INCLUDE" "$aptopts" "$hosts" \
