@@ -33,7 +33,7 @@ me=test-fresh
 say() { printf '%s: %s\n' "$me" "$*"; }
 die() { printf '%s: %s\n' "$me" "$*" >&2; exit 1; }
 
-[ "$(id -u)" = 0 ] || die "needs root (mmdebstrap, chroot and mounts): run \`sudo make test-fresh\`"
+[ "$(id -u)" = 0 ] || die "needs root (mmdebstrap, mounts, pivot_root): run \`sudo make test-fresh\`"
 head=$(git -C "$top" rev-parse --verify -q HEAD) ||
 	die "$top is not a git checkout with a commit: test-fresh clones its HEAD"
 start=$(date +%s)
