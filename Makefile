@@ -8,12 +8,35 @@ PKGS     = libseccomp libcap json-c libnl-3.0 libnl-route-3.0 nettle libcares
 # Only the broker talks to LLMs and the terminal: the supervisor never links these.
 BROKER_PKGS = libcurl libedit
 
+# clean, install, uninstall and test-fresh never install packages (NO_DEPS,
+# below): install builds only what is out of date, and stops naming the
+# missing library when one is (pkgconfig below).
+NO_APT_GOALS = clean install uninstall test-fresh
+ifneq ($(MAKECMDGOALS),)
+ifeq ($(filter-out $(NO_APT_GOALS),$(MAKECMDGOALS)),)
+NO_DEPS = 1
+endif
+endif
+
 WARN    = -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototypes \
           -Wmissing-prototypes -Wimplicit-fallthrough -Wno-unused-parameter
 HARDEN  = -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
 OPT    ?= -O2 -g
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# The libraries' flags are read from pkg-config when a recipe first needs
+# them, once per make: after tools/deps.sh (deps-checked, which every
+# compilation waits for) has installed the packages, not when make parses
+# this file, before it (issue 18: a first `make` on a fresh machine stopped
+# at netlink/netlink.h).  A library still missing stops the build here.
+# $(call pkgconfig,--cflags|--libs,PACKAGES)
+pkgconfig = $(call pkgcheck,$(shell pkg-config $(1) $(2) 2>/dev/null || echo PKG-CONFIG-FAILED),$(2))
+pkgcheck = $(if $(filter PKG-CONFIG-FAILED,$(1)),$(error pkg-config does not find \
+  $(or $(strip $(shell for p in $(2); do pkg-config --exists $$p 2>/dev/null || echo $$p; done)),$(2)) \
+  (or pkg-config itself is missing): run `make deps` as root (tools/deps.sh installs them), \
+  or install them yourself; tools/deps.sh lists the Debian packages),$(1))
+# $(call once,VAR,VALUE): VAR's value, computed the first time it is used
+once = $(eval $(1) := $(2))$($(1))
+PKG_CFLAGS = $(call once,PKG_CFLAGS,$(call pkgconfig,--cflags,$(PKGS)))
+PKG_LIBS   = $(call once,PKG_LIBS,$(call pkgconfig,--libs,$(PKGS)))
 CFLAGS  += -std=gnu11 $(OPT) $(WARN) $(HARDEN) -D_GNU_SOURCE -Iinclude -I$(BUILD) $(PKG_CFLAGS)
 LDFLAGS += -pie -Wl,-z,relro,-z,now
 LIBS     = $(PKG_LIBS)
@@ -27,8 +50,10 @@ WARDEN_LIBS = -Wl,-Bstatic $(PKG_LIBS) -Wl,-Bdynamic -lpthread
 else
 WARDEN_LIBS = $(LIBS)
 endif
-BROKER_CFLAGS := $(shell pkg-config --cflags $(BROKER_PKGS) 2>/dev/null)
-BROKER_LIBS   := $(shell pkg-config --libs $(BROKER_PKGS) 2>/dev/null)
+BROKER_CFLAGS = $(call once,BROKER_CFLAGS,$(call pkgconfig,--cflags,$(BROKER_PKGS)))
+BROKER_LIBS   = $(call once,BROKER_LIBS,$(call pkgconfig,--libs,$(BROKER_PKGS)))
+CMOCKA_CFLAGS = $(call once,CMOCKA_CFLAGS,$(call pkgconfig,--cflags,cmocka))
+CMOCKA_LIBS   = $(call once,CMOCKA_LIBS,$(call pkgconfig,--libs,cmocka))
 
 LIB_SRC  = $(wildcard common/*.c policy/*.c limits/*.c jail/*.c supervisor/*.c) \
            $(filter-out cli/main.c,$(wildcard cli/*.c))
@@ -63,7 +88,7 @@ $(BUILD)/cli/%.o: cli/%.c $(wildcard include/warden/*.h cli/*.h) | deps-checked
 $(BUILD)/profiles.c: $(PROFILES) tools/embed-profiles.sh
 	@mkdir -p $(BUILD)
 	sh tools/embed-profiles.sh $(PROFILES) > $@.tmp && mv $@.tmp $@
-$(BUILD)/profiles.o: $(BUILD)/profiles.c
+$(BUILD)/profiles.o: $(BUILD)/profiles.c | deps-checked
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 # The language drivers of persistent sessions are compiled in too: the
@@ -71,7 +96,7 @@ $(BUILD)/profiles.o: $(BUILD)/profiles.c
 $(BUILD)/drivers.c: $(DRIVERS) tools/embed-drivers.sh
 	@mkdir -p $(BUILD)
 	sh tools/embed-drivers.sh $(DRIVERS) > $@.tmp && mv $@.tmp $@
-$(BUILD)/drivers.o: $(BUILD)/drivers.c supervisor/lang.h
+$(BUILD)/drivers.o: $(BUILD)/drivers.c supervisor/lang.h | deps-checked
 	$(CC) $(CFLAGS) -Isupervisor -c -o $@ $<
 
 $(BUILD)/broker/%.o: broker/%.c $(wildcard include/warden/*.h broker/*.h broker/*/*.h) | deps-checked
@@ -87,20 +112,20 @@ $(BUILD)/libwarden.a: $(LIB_OBJ)
 
 # The default syscall filters, compiled by libseccomp at build time instead
 # of on every run (include/warden/filter.h).
-$(BUILD)/gen-filters: tools/gen-filters.c $(BUILD)/libwarden.a
+$(BUILD)/gen-filters: tools/gen-filters.c $(BUILD)/libwarden.a | deps-checked
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libwarden.a $(LIBS)
 $(BUILD)/filters.c: $(BUILD)/gen-filters
 	$(BUILD)/gen-filters > $@.tmp && mv $@.tmp $@
-$(BUILD)/filters.o: $(BUILD)/filters.c
+$(BUILD)/filters.o: $(BUILD)/filters.c | deps-checked
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/warden: $(BUILD)/cli/main.o $(BUILD)/filters.o $(BUILD)/libwarden.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(WARDEN_LIBS)
 
 # Unit tests reach the supervisor's and the broker's own headers too.
-$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a | deps-checked
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -Isupervisor $$(pkg-config --cflags cmocka) $(LDFLAGS) -o $@ $< $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS) $$(pkg-config --libs cmocka)
+	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -Isupervisor $(CMOCKA_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS) $(CMOCKA_LIBS)
 
 # Each fuzz target without libFuzzer: tests/fuzz/replay.c feeds it its corpus
 # and its regression inputs (tests/run.sh); make fuzz builds the fuzzers.
@@ -109,13 +134,13 @@ $(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/filters.
 	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -Isupervisor $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS)
 
 # Security probes are static so they need nothing from the jail's /usr.
-$(BUILD)/probes/%: tests/security/probes/%.c tests/security/probes/probe.h
+$(BUILD)/probes/%: tests/security/probes/%.c tests/security/probes/probe.h | deps-checked
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -Wall -Wextra -Werror -D_GNU_SOURCE -static -o $@ $<
 
 # The egress proxy alone on a host loopback port, for tests/cli/proxy_engine.bats
 # and the benchmark (tests/helpers/proxyd.c).
-$(BUILD)/tests/proxyd: tests/helpers/proxyd.c $(BUILD)/libwarden.a
+$(BUILD)/tests/proxyd: tests/helpers/proxyd.c $(BUILD)/libwarden.a | deps-checked
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Isupervisor $(LDFLAGS) -o $@ $< $(BUILD)/libwarden.a $(LIBS)
 
@@ -123,6 +148,7 @@ probes: $(PROBE_BIN)
 unit: $(UNIT_BIN) $(BUILD)/tests/proxyd $(FUZZ_BIN)
 
 # Dependencies: install when root, else print the exact command (tools/deps.sh).
+# Everything that compiles or runs waits for deps-checked (order-only).
 # NO_DEPS=1: the caller provides the dependencies (debian/rules).
 deps-checked: $(if $(NO_DEPS),,$(BUILD)/.deps-ok)
 $(BUILD)/.deps-ok: tools/deps.sh
@@ -136,17 +162,23 @@ deps:
 test: deps-checked $(BUILD)/warden $(BUILD)/warden-broker unit probes asan-bins
 	@sh tests/run.sh
 
-demo: $(BUILD)/warden $(BUILD)/warden-broker probes
+demo: deps-checked $(BUILD)/warden $(BUILD)/warden-broker probes
 	@sh tools/demo.sh
 
-bench: $(BUILD)/warden $(BUILD)/warden-broker
+# The two commands above, the first time on a fresh Debian 12 machine: a
+# minimal bookworm root (mmdebstrap, cached), a clone of HEAD in a copy of
+# it, `make demo` and `make test` there.  Root; long (tools/test-fresh.sh).
+test-fresh:
+	@sh tools/test-fresh.sh
+
+bench: deps-checked $(BUILD)/warden $(BUILD)/warden-broker
 	@sh bench/run.sh
 
 # Fuzz every decoder of hostile input (libFuzzer, clang): the frame decoder,
 # the stdio request parser, ...  FUZZ_SECONDS per target (tools/fuzz.sh).
 # make test replays their corpus and regression inputs without libFuzzer.
 FUZZ_SECONDS ?= 30
-fuzz:
+fuzz: deps-checked
 	@sh tools/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_SRC)
 
 SAN_OPT = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer
@@ -173,5 +205,5 @@ uninstall:
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: all test demo bench asan asan-unit asan-bins install uninstall clean deps deps-checked probes unit fuzz
+.PHONY: all test test-fresh demo bench asan asan-unit asan-bins install uninstall clean deps deps-checked probes unit fuzz
 .DELETE_ON_ERROR:

@@ -6,14 +6,16 @@ PKGS="gcc make pkg-config libc6-dev libseccomp-dev libcap-dev libjson-c-dev \
 libnl-3-dev libnl-route-3-dev libc-ares-dev libcurl4-openssl-dev nettle-dev libedit-dev libcmocka-dev bats \
 python3 nodejs ruby perl tmux clang bubblewrap hyperfine util-linux iproute2 passwd \
 procps time bsdutils findutils man-db groff-base bash-completion zsh \
-dpkg-dev debhelper fakeroot git \
+dpkg-dev debhelper fakeroot build-essential adduser git \
 python3-venv python3-numpy python3-pandas python3-matplotlib r-base-core python3-nbformat \
 python3-pip curl openssl python3-pil"
 # Tests use: pgrep (procps), /usr/bin/time (time), script (bsdutils), runuser,
 # setsid and unshare (util-linux), useradd (passwd), tmux, python3, node,
 # ruby and perl (the language drivers), find (findutils); install.bats:
 # man and groff (man-db, groff-base), bash-completion, zsh; tests/package/
-# debian.bats: dpkg-buildpackage (dpkg-dev, debhelper, fakeroot), git;
+# debian.bats: dpkg-buildpackage (dpkg-dev, debhelper, fakeroot, and
+# build-essential, which it checks for as an implicit build dependency),
+# the package's own dependency adduser (dpkg -i installs none), git;
 # tests/cli/stacks.bats: Debian's data stack under the workspace profile
 # (python3-venv, python3-numpy, python3-pandas, python3-matplotlib), and
 # R (r-base-core) for the R driver in drivers.bats and stacks.bats.

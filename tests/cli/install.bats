@@ -2,11 +2,11 @@
 # The installed layout (issue 13): `make install DESTDIR=... PREFIX=/usr`
 # puts the broker where the installed warden finds it, and what it installs
 # works from there: a jail, a serve session, the replay chat, the man pages
-# and the completions.  Where the Makefile is present (the run from the top
-# directory) the test uses `make install`/`make uninstall` on the binaries
-# already built in $WARDEN's directory; in the unprivileged pass, whose
-# staged copy has no Makefile, it uses tools/install.sh, the list that both
-# make targets run.
+# and the completions.  Where the build is there with its objects (the run
+# from the top directory) the test uses `make install`/`make uninstall` on
+# the binaries already built in $WARDEN's directory; in the unprivileged
+# pass, whose staged copy has the binaries only, it uses tools/install.sh,
+# the list that both make targets run.
 load ../helpers
 
 setup() {
@@ -27,7 +27,7 @@ teardown() {
 
 # do_install install|uninstall: into $D with PREFIX=/usr
 do_install() {
-	if [ -f "$WARDEN_TOP/Makefile" ]; then
+	if [ -f "$WARDEN_TOP/Makefile" ] && [ -f "$BUILDDIR/libwarden.a" ]; then
 		make -s -C "$WARDEN_TOP" --no-print-directory BUILD="$BUILDDIR" \
 			DESTDIR="$D" PREFIX=/usr "$1"
 	else
