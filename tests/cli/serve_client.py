@@ -1209,7 +1209,13 @@ import os, subprocess
 open('/tmp/left-by-a', 'w').write('secret-a')
 os.environ['LEFT_BY_A'] = '1'
 os.chdir('/tmp')
-subprocess.Popen(['sleep', '1000'], start_new_session=True)
+p = subprocess.Popen(['sleep', '1000'], start_new_session=True)
+# planted once it is sleep: under load the child may not have exec'd by
+# the next block (a flake: the check below read python's cmdline)
+for _ in range(3000):
+    if open('/proc/%d/cmdline' % p.pid, 'rb').read().startswith(b'sleep'):
+        break
+    import time; time.sleep(0.01)
 left_by_a = 1
 print('planted')
 """
