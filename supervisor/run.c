@@ -441,7 +441,6 @@ static int run_prepare(struct run *r, struct jail_spec *spec, struct werr *err)
 	r->output_limit = r->pol->limits.output;
 
 	spec->workspace = r->ws;
-	spec->workspace_fd = -1;
 	spec->home = r->home;
 	spec->protect_extra = r->hides.v;
 	spec->protect_reg = &r->reg;
@@ -455,7 +454,6 @@ static int run_prepare(struct run *r, struct jail_spec *spec, struct werr *err)
 	}
 	spec->stdout_fd = r->direct_fd >= 0 ? r->direct_fd : r->out_p[1];
 	spec->stderr_fd = r->err_p[1];
-	spec->keep_fd = -1;
 	spec->hostname = "warden";
 	spec->new_session = true;
 	return 0;
@@ -624,7 +622,7 @@ static void run_free(struct run *r)
 int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 {
 	struct run *r = xcalloc(1, sizeof(*r));
-	struct jail_spec spec = { 0 };
+	struct jail_spec spec = JAIL_SPEC_INIT;
 	int ret = -1;
 
 	r->reg.dir_fd = r->reg.lock_fd = -1;

@@ -523,7 +523,7 @@ struct sv_jail *sj_spawn(struct sv *sv, const struct sv_sess *tmpl,
 	struct sv_jail *j = xcalloc(1, sizeof(*j));
 	int ctl[2] = { -1, -1 }, out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 };
 	char **argv = NULL, cgname[64];
-	struct jail_spec spec = { 0 };
+	struct jail_spec spec = JAIL_SPEC_INIT;
 	bool ok = false;
 
 	j->lang = lang;
@@ -564,7 +564,6 @@ struct sv_jail *sj_spawn(struct sv *sv, const struct sv_sess *tmpl,
 	spec.home = sv_caller_home();
 	spec.argv = argv;
 	spec.envp = tmpl->env;
-	spec.stdin_fd = -1;
 	spec.stdout_fd = out_p[1];
 	spec.stderr_fd = err_p[1];
 	spec.keep_fd = ctl[1];

@@ -39,6 +39,7 @@
 #include <sys/socket.h>
 
 #include "broker.h"
+#include "warden/forbidden.h"
 #include "warden/landlock.h"
 #include "warden/util.h"
 
@@ -133,21 +134,26 @@ out:
 	return r;
 }
 
-/* The calls the broker never needs: it talks to the supervisor, the LLM and
- * the terminal, and runs nothing itself. */
-static const char *const denied_calls[] = {
-	"execve", "execveat",
-	"ptrace", "process_vm_readv", "process_vm_writev",
-	"mount", "umount2", "pivot_root", "chroot",
-	"unshare", "setns",
-	"fsopen", "fsmount", "fsconfig", "move_mount", "open_tree", "fspick", "mount_setattr",
-	"bpf", "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
-	"keyctl", "add_key", "request_key",
-	"personality", "userfaultfd", "perf_event_open",
-	/* io_uring runs file operations outside this filter's view */
-	"io_uring_setup", "io_uring_enter", "io_uring_register",
-	"open_by_handle_at",
-};
+/* The calls the broker never makes: every one no confined warden process
+ * may make (wfilter_forbidden[], common/forbidden.c: ptrace, the mount
+ * API, bpf, keyrings, io_uring, kexec, ...; clone3 and openat2 answered
+ * ENOSYS so libc falls back), and these, which it alone never needs: it
+ * talks to the supervisor, the LLM and the terminal, and runs nothing. */
+static const char *const broker_denied[] = { "execve", "execveat", "personality" };
+
+/* One denial, by name; a name this libseccomp does not know is one it
+ * cannot filter anyway (the broker's filter allows by default). */
+static int deny_name(scmp_filter_ctx ctx, const char *name, int errnum, struct werr *err)
+{
+	int nr = seccomp_syscall_resolve_name(name), rc;
+
+	if (nr == __NR_SCMP_ERROR)
+		return 0;
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(errnum), nr, 0);
+	if (rc < 0)
+		return werr_set(err, -rc, "seccomp: denying %s", name);
+	return 0;
+}
 
 static const unsigned long clone_ns_flags[] = {
 	CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID,
@@ -198,19 +204,13 @@ static int confine_seccomp(struct werr *err)
 
 	if (!ctx)
 		return werr_set(err, ENOMEM, "seccomp: creating the filter");
-	for (i = 0; i < ARRAY_SIZE(denied_calls); i++) {
-		int nr = seccomp_syscall_resolve_name(denied_calls[i]);
-		if (nr == __NR_SCMP_ERROR) {
-			werr_set(err, 0, "seccomp: libseccomp does not know %s: update libseccomp",
-			         denied_calls[i]);
+	for (i = 0; i < wfilter_forbidden_n; i++)
+		if (deny_name(ctx, wfilter_forbidden[i].name,
+		              wfilter_forbidden[i].enosys ? ENOSYS : EPERM, err) < 0)
 			goto out;
-		}
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
-		if (rc < 0) {
-			werr_set(err, -rc, "seccomp: denying %s", denied_calls[i]);
+	for (i = 0; i < ARRAY_SIZE(broker_denied); i++)
+		if (deny_name(ctx, broker_denied[i], EPERM, err) < 0)
 			goto out;
-		}
-	}
 	/* clone with any namespace flag: one rule per flag, since a rule can only
 	 * test (arg & mask) == value */
 	for (i = 0; i < ARRAY_SIZE(clone_ns_flags); i++) {
@@ -227,13 +227,6 @@ static int confine_seccomp(struct werr *err)
 	if (deny_families(ctx, SCMP_SYS(socket), socket_keep, ARRAY_SIZE(socket_keep), err) < 0 ||
 	    deny_families(ctx, SCMP_SYS(socketpair), pair_keep, ARRAY_SIZE(pair_keep), err) < 0)
 		goto out;
-	/* clone3 passes its flags in memory, out of a filter's reach: ENOSYS
-	 * makes glibc fall back to clone, checked above */
-	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-	if (rc < 0) {
-		werr_set(err, -rc, "seccomp: refusing clone3");
-		goto out;
-	}
 	rc = seccomp_load(ctx);
 	if (rc < 0) {
 		werr_set(err, -rc, "seccomp: loading the filter");

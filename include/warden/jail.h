@@ -74,6 +74,10 @@ struct jail_spec {
 	bool defer_go;               /* jail_begin only: leave cg's attach and
 	                              * "attached" to the caller (jail_go) */
 };
+/* Every jail_spec starts from this: each fd field -1 (none), not 0, which
+ * is an fd (stdin) and would be handed to the jail. */
+#define JAIL_SPEC_INIT { .workspace_fd = -1, .stdin_fd = -1, .stdout_fd = -1, \
+                         .stderr_fd = -1, .keep_fd = -1 }
 
 struct jail {
 	pid_t pid;          /* init's, in the caller's pid namespace */

@@ -5,14 +5,15 @@
  * and wfilter_build reject allow_extra entries naming any of them with the
  * reason below ("ptrace can never be allowed: <why>").
  *
- * It lives in policy/ because it is a rule of what a policy may say; the
- * filter below reads it, so calls point down (jail/ -> policy/) only.
+ * It lives in common/ because two processes read it: the supervisor's
+ * policy parser and jail filter (what a policy may never allow), and the
+ * broker's own filter (broker/core/confine.c: what it never makes).
  *
  * Sorted by name (test_filter checks it).  A reason is a clause that reads
  * after "can never be allowed: ". */
 #include <string.h>
 
-#include "warden/filter.h"
+#include "warden/forbidden.h"
 #include "warden/util.h"
 
 #define VIEW   "it changes the jail's view of the filesystem"
