@@ -94,9 +94,10 @@ $(BUILD)/warden: $(BUILD)/supervisor/main.o $(BUILD)/filters.o $(BUILD)/libwarde
 	$(CC) $(LDFLAGS) -o $@ $^ $(WARDEN_LIBS)
 
 # Unit tests reach the supervisor's and the broker's own headers too.
-$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a
+# tests/unit/cmocka_filter.c: CMOCKA_TEST_FILTER=NAME runs one test (make mutants).
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/cmocka_filter.c $(wildcard tests/unit/*.h) $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -Isupervisor $$(pkg-config --cflags cmocka) $(LDFLAGS) -o $@ $< $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS) $$(pkg-config --libs cmocka)
+	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -Isupervisor $$(pkg-config --cflags cmocka) $(LDFLAGS) -o $@ $< tests/unit/cmocka_filter.c $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS) $$(pkg-config --libs cmocka)
 
 # Security probes are static so they need nothing from the jail's /usr.
 $(BUILD)/probes/%: tests/security/probes/%.c tests/security/probes/probe.h
@@ -132,6 +133,13 @@ demo: $(BUILD)/warden $(BUILD)/warden-broker probes
 bench: $(BUILD)/warden $(BUILD)/warden-broker
 	@sh bench/run.sh
 
+# One-line mutations of the security guarantees, each of which the test
+# SECURITY.md names must then fail (tests/mutants/README).  As root; copies
+# the tree with build/ into /tmp.  MUTANTS="G120 #3 REGEX" picks rows, JOBS=N
+# runs N at once.
+mutants: $(BUILD)/warden $(BUILD)/warden-broker unit probes
+	@python3 tests/mutants/run -j $(or $(JOBS),1) $(MUTANTS)
+
 # Fuzz every decoder of hostile input (libFuzzer, clang): the frame decoder,
 # the stdio request parser, ...  FUZZ_SECONDS per target.
 FUZZ_SECONDS ?= 30
@@ -162,5 +170,5 @@ uninstall:
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: all test demo bench asan asan-unit asan-bins install uninstall clean deps deps-checked probes unit fuzz
+.PHONY: all test mutants demo bench asan asan-unit asan-bins install uninstall clean deps deps-checked probes unit fuzz
 .DELETE_ON_ERROR:
