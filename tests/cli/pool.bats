@@ -87,3 +87,13 @@ copy_probes() {
 @test "pool: a warming jail runs at the lowest CPU weight; a taken one has exactly a cold jail's limits (G186)" {
 	pool_py pool_weight --pool 1
 }
+
+# Issue 18: with the profile left out of the pool's key, or the hides'
+# check disabled, every test above still passed.
+@test "pool: a strict session never gets a jail pooled under a looser profile (G120)" {
+	pool_py pool_profile --pool 1 --allow-profile strict
+}
+
+@test "pool: a pooled jail started before a hide path appeared is never used (G123)" {
+	pool_py pool_stale_hides --pool 1
+}
