@@ -136,9 +136,11 @@ bench: $(BUILD)/warden $(BUILD)/warden-broker
 # One-line mutations of the security guarantees, each of which the test
 # SECURITY.md names must then fail (tests/mutants/README).  As root; copies
 # the tree with build/ into /tmp.  MUTANTS="G120 #3 REGEX" picks rows, JOBS=N
-# runs N at once.
+# runs N at once (both read from the environment: a '#' would end the
+# recipe's command line).
+export MUTANTS JOBS
 mutants: $(BUILD)/warden $(BUILD)/warden-broker unit probes
-	@python3 tests/mutants/run -j $(or $(JOBS),1) $(MUTANTS)
+	@python3 tests/mutants/run
 
 # Fuzz every decoder of hostile input (libFuzzer, clang): the frame decoder,
 # the stdio request parser, ...  FUZZ_SECONDS per target.
