@@ -123,9 +123,10 @@ $(BUILD)/warden: $(BUILD)/cli/main.o $(BUILD)/filters.o $(BUILD)/libwarden.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(WARDEN_LIBS)
 
 # Unit tests reach the supervisor's and the broker's own headers too.
-$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a | deps-checked
+# tests/unit/cmocka_filter.c: CMOCKA_TEST_FILTER=NAME runs one test (make mutants).
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/cmocka_filter.c $(wildcard tests/unit/*.h) $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a | deps-checked
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -Isupervisor $(CMOCKA_CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS) $(CMOCKA_LIBS)
+	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -Isupervisor $(CMOCKA_CFLAGS) $(LDFLAGS) -o $@ $< tests/unit/cmocka_filter.c $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS) $(CMOCKA_LIBS)
 
 # Each fuzz target without libFuzzer: tests/fuzz/replay.c feeds it its corpus
 # and its regression inputs (tests/run.sh); make fuzz builds the fuzzers.
@@ -174,6 +175,15 @@ test-fresh:
 bench: deps-checked $(BUILD)/warden $(BUILD)/warden-broker
 	@sh bench/run.sh
 
+# One-line mutations of the security guarantees, each of which the test
+# SECURITY.md names must then fail (tests/mutants/README).  As root; copies
+# the tree with build/ into /tmp.  MUTANTS="G120 #3 REGEX" picks rows, JOBS=N
+# runs N at once (both read from the environment: a '#' would end the
+# recipe's command line).
+export MUTANTS JOBS
+mutants: $(BUILD)/warden $(BUILD)/warden-broker unit probes
+	@python3 tests/mutants/run
+
 # Fuzz every decoder of hostile input (libFuzzer, clang): the frame decoder,
 # the stdio request parser, ...  FUZZ_SECONDS per target (tools/fuzz.sh).
 # make test replays their corpus and regression inputs without libFuzzer.
@@ -205,5 +215,5 @@ uninstall:
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: all test test-fresh demo bench asan asan-unit asan-bins install uninstall clean deps deps-checked probes unit fuzz
+.PHONY: all test test-fresh mutants demo bench asan asan-unit asan-bins install uninstall clean deps deps-checked probes unit fuzz
 .DELETE_ON_ERROR:

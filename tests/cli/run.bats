@@ -117,6 +117,105 @@ while True:
 	[[ "$output" != *zombie* ]]
 }
 
+# jail_init PID: the jail's init, warden PID's child in a pid namespace of
+# its own (two NSpid values), seen from the host; empty if there is none
+jail_init() {
+	local p
+	for p in $(pgrep -P "$1"); do
+		[ "$(awk '/^NSpid:/ {print NF}' "/proc/$p/status" 2>/dev/null)" -ge 3 ] && echo "$p"
+	done
+	return 0
+}
+
+# wait_file FILE: until it exists (the jail makes it), at most about 30 s
+wait_file() {
+	for _ in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.05; done
+	echo "timed out waiting for $1"
+	return 1
+}
+
+# Issue 18: init took every signal as the supervisor's (a mutation of the
+# check survived every test).  Sent from inside, SIGTERM must not reach the
+# program's process group and the sweep signal (JAIL_SIG_SWEEP, SIGRTMIN+2,
+# include/warden/jail.h) must not kill the program's other processes.  The
+# host waits until init has taken both (its shared pending set, read from
+# /proc, is empty), then sends SIGUSR1 from outside: init forwards that one
+# only after it is done with the two before, so once the program has it,
+# the verdict is final.
+@test "run: SIGTERM and the sweep signal sent to pid 1 from inside the jail are dropped (G35)" {
+	"$WARDEN" run --quiet --no-stdin --workspace "$WS" --timeout 120s -- /usr/bin/python3 -c '
+import os, signal, subprocess, time
+got = []
+for s in (signal.SIGTERM, signal.SIGUSR1):
+    signal.signal(s, lambda n, f: got.append(signal.Signals(n).name))
+# in the program group, deaf to the host SIGUSR1 forwarded there; a sweep kills it
+bg = subprocess.Popen(["sleep", "1000"],
+                      preexec_fn=lambda: signal.signal(signal.SIGUSR1, signal.SIG_IGN))
+os.kill(1, signal.SIGTERM)
+os.kill(1, signal.SIGRTMIN + 2)
+open("sent", "w").close()
+while "SIGUSR1" not in got:   # the host sends it
+    time.sleep(0.01)
+print("forwarded:", " ".join(got), "- background:", "alive" if bg.poll() is None else "dead")
+bg.kill()
+' > "$WS.out" 2>&1 &
+	local wpid=$! init="" pnd="" rc=0
+	wait_file "$WS/sent" || { kill "$wpid"; false; }
+	init=$(jail_init "$wpid")
+	echo "warden $wpid, init $init"
+	[ -n "$init" ] || { kill "$wpid"; false; }
+	for _ in $(seq 600); do
+		pnd=$(awk '/^ShdPnd:/ {print $2}' "/proc/$init/status")
+		[[ "$pnd" =~ ^0+$ ]] && break
+		sleep 0.05
+	done
+	echo "init's pending signals: $pnd"
+	[[ "$pnd" =~ ^0+$ ]] || { kill "$wpid"; false; }
+	kill -USR1 "$init"
+	wait "$wpid" || rc=$?
+	output=$(cat "$WS.out")
+	rm -f "$WS.out"
+	echo "$output"
+	[ "$rc" -eq 0 ]
+	# the host's SIGUSR1 came through (the control), nothing from inside did
+	[ "$output" = "forwarded: SIGUSR1 - background: alive" ]
+}
+
+# Issue 18: init kept the program's stdin, stdout and stderr open (a
+# mutation survived): then they do not see EOF when the program closes
+# them.  From the host, init's fd table holds only the sync socket (3).
+# An ordinary caller cannot list it: init is non-dumpable and, never having
+# exec'd, its memory belongs to the host's user namespace, where the
+# caller has no CAP_SYS_PTRACE; that refusal is checked instead.
+@test "run: the jail's init holds none of the program's fds, only its sync socket (G35)" {
+	"$WARDEN" run --quiet --workspace "$WS" --timeout 120s -- /bin/sh -c \
+		'touch ready; while [ ! -e go ]; do sleep 0.05; done' < /dev/null > "$WS.out" 2>&1 &
+	local wpid=$! init="" prog="" fds="" rc=0
+	wait_file "$WS/ready" || { kill "$wpid"; false; }
+	init=$(jail_init "$wpid")
+	prog=$(pgrep -P "$init" || true)
+	echo "warden $wpid, init $init, program $prog"
+	# the program's own fds are there to be seen (the control)
+	fds=$(ls "/proc/$prog/fd" 2>&1 | sort -n | tr '\n' ' ' || true)
+	echo "program's fds: $fds"
+	if is_root; then
+		output=$(ls "/proc/$init/fd" 2>&1 | sort -n | tr '\n' ' ' || true)
+	else
+		output=$(ls "/proc/$init/fd" 2>&1 || true)
+	fi
+	echo "init's fds: $output"
+	touch "$WS/go"
+	wait "$wpid" || rc=$?
+	rm -f "$WS.out"
+	[ "$rc" -eq 0 ]
+	[[ "$fds" == "0 1 2 "* ]]
+	if is_root; then
+		[ "$output" = "3 " ]
+	else
+		[[ "$output" == *"Permission denied"* ]]
+	fi
+}
+
 @test "run: --timeout stops the program and exits 124" {
 	wrun --timeout 300ms --json "$WS.json" -- /bin/sleep 30
 	[ "$status" -eq 124 ]

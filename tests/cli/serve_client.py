@@ -1183,10 +1183,18 @@ def sc_pool_confined(s, args):
     ok_result(s.run(a, "python", "pass")[2], "a's first block")
     wait_until(lambda: len(jail_inits(s)) >= 2, "a jail waits in the pool")
     b = pooled_open(s, args)
-    code = PROBE_LOOP % " ".join(PROBES)
+    # a's cold and b's pooled Python jail, judged below without a jail the
+    # pool starts later (b's refill, once its block ended: still being set
+    # up, it is not yet confined)
+    inits = jail_inits(s)
+    check(len(inits) == 2, "want a's and b's jails, not %s" % inits)
+    # the probes from those very jails: a block in another language would
+    # run in a new, cold jail of its own (and end b's unused pooled one)
+    code = ("import subprocess\nprint(subprocess.run(%r, shell=True, capture_output=True, "
+            "text=True).stdout, end='')\n" % (PROBE_LOOP % " ".join(PROBES)))
     outs = []
     for sid in (a, b):
-        out, err, res, _ = s.run(sid, "shell", code)
+        out, err, res, _ = s.run(sid, "python", code)
         ok_result(res, "probes in %s" % sid)
         outs.append(out)
         for p in PROBES:
@@ -1194,7 +1202,7 @@ def sc_pool_confined(s, args):
     check(outs[0] == outs[1], "a pooled jail differs from a cold one:\n%s\n%s" % (outs[0], outs[1]))
     # from the host: every process of both jails, as the kernel sees it
     seen = []
-    for init in jail_inits(s):
+    for init in inits:
         for pid in [init] + [int(x) for x in subprocess.run(
                 ["pgrep", "-P", str(init)], capture_output=True, text=True).stdout.split()]:
             with open("/proc/%d/status" % pid) as f:
