@@ -752,8 +752,11 @@ def sc_leader_exited(s, args):
     prog = (TICKER % (path, path) +
             "import ctypes\n"
             "ctypes.CDLL(None).syscall(60, 0)\n")   # exit(2) of the main thread only
-    code = "python3 -c %s &\nwhile [ ! -e %s ]; do sleep 0.01; done\necho started\n" % (
-        shlex.quote(prog), shlex.quote(path))
+    # the block ends once the leader is a zombie: a sweep that came
+    # before its exit would kill it by its leader's state alone
+    code = ("python3 -c %s &\nwhile [ ! -e %s ]; do sleep 0.01; done\n"
+            "while [ \"$(cut -d' ' -f3 /proc/$!/stat)\" != Z ]; do sleep 0.01; done\n"
+            "echo started\n") % (shlex.quote(prog), shlex.quote(path))
     sid = s.open()
     out, err, res, _ = s.run(sid, "shell", code)
     ok_result(res, "the block starting the process")
