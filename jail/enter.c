@@ -268,7 +268,7 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 	wtiming("landlock");
 	/* 12: last, so the filter does not have to allow any setup step */
 	if (spec->prog ? wfilter_load_prog(spec->prog, &notify_fd, &e) < 0
-	               : spec->filter && wfilter_load(spec->filter, &notify_fd, &e) < 0)
+	               : spec->filter && wfilter_load_as(spec->filter, spec->learn, &notify_fd, &e) < 0)
 		child_fail(sync, SYNC_ERROR, &e);
 	wtiming("seccomp load");
 	f.landlock_abi = abi;

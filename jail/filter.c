@@ -14,6 +14,9 @@
  *   modes             chmod, fchmod, fchmodat(2), open/openat/creat when
  *                     creating, mkdir(at), mknod(at): ALLOW only without
  *                     S_ISUID and S_ISGID (modes_rules[] below)
+ *   learning          wfilter_build_learn: the same rules, but those of the
+ *                     learn set (jail/filter_eval.c) NOTIFY instead of
+ *                     ALLOW; normal runs never build it
  *
  * Why the deny action is the *default* action, and the denied-with-a-reason
  * syscalls (wfilter_forbidden[]) get no rule of their own: libseccomp refuses a rule
@@ -192,7 +195,7 @@ static int add_rule(scmp_filter_ctx ctx, uint32_t action, int nr, const char *na
  * pattern of those bits that no excluded value has is allowed (2^d - n
  * rules).  A value passing neither test agrees with some excluded value on
  * every bit, i.e. is excluded; every other value passes one of them. */
-static int allow_arg32_except(scmp_filter_ctx ctx, int nr, const char *name,
+static int allow_arg32_except(scmp_filter_ctx ctx, uint32_t act, int nr, const char *name,
                               unsigned arg, const uint32_t *excl, size_t n,
                               struct werr *err)
 {
@@ -211,7 +214,7 @@ static int allow_arg32_except(scmp_filter_ctx ctx, int nr, const char *name,
 		if (!(agree & bit))
 			continue;
 		c = (struct scmp_arg_cmp){ arg, SCMP_CMP_MASKED_EQ, bit, ~excl[0] & bit };
-		if (add_rule(ctx, SCMP_ACT_ALLOW, nr, name, 1, &c, err) < 0)
+		if (add_rule(ctx, act, nr, name, 1, &c, err) < 0)
 			return -1;
 	}
 	for (v = diff;; v = (v - 1) & diff) {       /* every subset of diff */
@@ -219,7 +222,7 @@ static int allow_arg32_except(scmp_filter_ctx ctx, int nr, const char *name,
 			hit |= (excl[i] & diff) == v;
 		if (!hit) {
 			c = (struct scmp_arg_cmp){ arg, SCMP_CMP_MASKED_EQ, diff, v };
-			if (add_rule(ctx, SCMP_ACT_ALLOW, nr, name, 1, &c, err) < 0)
+			if (add_rule(ctx, act, nr, name, 1, &c, err) < 0)
 				return -1;
 		}
 		if (v == 0)
@@ -229,15 +232,15 @@ static int allow_arg32_except(scmp_filter_ctx ctx, int nr, const char *name,
 }
 
 /* ALLOW when the low 32 bits of argument `arg` equal one of vals[]. */
-static int allow_arg32_in(scmp_filter_ctx ctx, int nr, const char *name, unsigned arg,
-                          const uint32_t *vals, size_t n, struct werr *err)
+static int allow_arg32_in(scmp_filter_ctx ctx, uint32_t act, int nr, const char *name,
+                          unsigned arg, const uint32_t *vals, size_t n, struct werr *err)
 {
 	struct scmp_arg_cmp c;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		c = (struct scmp_arg_cmp){ arg, SCMP_CMP_MASKED_EQ, MASK32, vals[i] };
-		if (add_rule(ctx, SCMP_ACT_ALLOW, nr, name, 1, &c, err) < 0)
+		if (add_rule(ctx, act, nr, name, 1, &c, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -245,18 +248,18 @@ static int allow_arg32_in(scmp_filter_ctx ctx, int nr, const char *name, unsigne
 
 /* clone(flags, ...): threads and fork-like children, no new namespaces.
  * flags is a full unsigned long on x86_64, so compare all 64 bits. */
-static int rule_clone(scmp_filter_ctx ctx, int nr, struct werr *err)
+static int rule_clone(scmp_filter_ctx ctx, uint32_t act, int nr, struct werr *err)
 {
 	struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NS_FLAGS, 0);
 
-	return add_rule(ctx, SCMP_ACT_ALLOW, nr, "clone", 1, &c, err);
+	return add_rule(ctx, act, nr, "clone", 1, &c, err);
 }
 
 /* socket(domain, type, protocol): local and IP sockets (the network
  * namespace isolates them), and netlink only for NETLINK_ROUTE (getaddrinfo,
  * getifaddrs); other netlink families (netfilter, audit, uevent...) are
  * kernel attack surface that no general program needs. */
-static int rule_socket(scmp_filter_ctx ctx, int nr, struct werr *err)
+static int rule_socket(scmp_filter_ctx ctx, uint32_t act, int nr, struct werr *err)
 {
 	static const uint32_t ok[] = { AF_UNIX, AF_INET, AF_INET6 };
 	struct scmp_arg_cmp nl[2] = {
@@ -264,44 +267,44 @@ static int rule_socket(scmp_filter_ctx ctx, int nr, struct werr *err)
 		SCMP_A2(SCMP_CMP_MASKED_EQ, MASK32, NETLINK_ROUTE),
 	};
 
-	if (allow_arg32_in(ctx, nr, "socket", 0, ok, ARRAY_SIZE(ok), err) < 0)
+	if (allow_arg32_in(ctx, act, nr, "socket", 0, ok, ARRAY_SIZE(ok), err) < 0)
 		return -1;
-	return add_rule(ctx, SCMP_ACT_ALLOW, nr, "socket", 2, nl, err);
+	return add_rule(ctx, act, nr, "socket", 2, nl, err);
 }
 
-static int rule_socketpair(scmp_filter_ctx ctx, int nr, struct werr *err)
+static int rule_socketpair(scmp_filter_ctx ctx, uint32_t act, int nr, struct werr *err)
 {
 	static const uint32_t ok[] = { AF_UNIX };
 
-	return allow_arg32_in(ctx, nr, "socketpair", 0, ok, ARRAY_SIZE(ok), err);
+	return allow_arg32_in(ctx, act, nr, "socketpair", 0, ok, ARRAY_SIZE(ok), err);
 }
 
 /* ioctl(fd, cmd, ...): cmd is an unsigned int.  TIOCSTI pushes input into
  * a terminal, TIOCLINUX (selection/paste) does the same on a VT.  The jail
  * has no terminal; this is defence in depth. */
-static int rule_ioctl(scmp_filter_ctx ctx, int nr, struct werr *err)
+static int rule_ioctl(scmp_filter_ctx ctx, uint32_t act, int nr, struct werr *err)
 {
 	static const uint32_t bad[] = { TIOCSTI, TIOCLINUX };
 
-	return allow_arg32_except(ctx, nr, "ioctl", 1, bad, ARRAY_SIZE(bad), err);
+	return allow_arg32_except(ctx, act, nr, "ioctl", 1, bad, ARRAY_SIZE(bad), err);
 }
 
 /* prlimit64(pid, ...): only on the calling process (pid 0, what glibc's
  * getrlimit/setrlimit pass).  pid_t is 32-bit. */
-static int rule_prlimit64(scmp_filter_ctx ctx, int nr, struct werr *err)
+static int rule_prlimit64(scmp_filter_ctx ctx, uint32_t act, int nr, struct werr *err)
 {
 	static const uint32_t ok[] = { 0 };
 
-	return allow_arg32_in(ctx, nr, "prlimit64", 0, ok, ARRAY_SIZE(ok), err);
+	return allow_arg32_in(ctx, act, nr, "prlimit64", 0, ok, ARRAY_SIZE(ok), err);
 }
 
 /* personality(persona): the query (0xffffffff), PER_LINUX, PER_LINUX32
  * (`linux32` for builds).  Not READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE, ... */
-static int rule_personality(scmp_filter_ctx ctx, int nr, struct werr *err)
+static int rule_personality(scmp_filter_ctx ctx, uint32_t act, int nr, struct werr *err)
 {
 	static const uint32_t ok[] = { 0xffffffffu, PER_LINUX, PER_LINUX32 };
 
-	return allow_arg32_in(ctx, nr, "personality", 0, ok, ARRAY_SIZE(ok), err);
+	return allow_arg32_in(ctx, act, nr, "personality", 0, ok, ARRAY_SIZE(ok), err);
 }
 
 /* Calls that set a mode, and which arguments hold it.  ALLOW when the mode
@@ -319,22 +322,22 @@ static const struct { const char *name; int flags_arg, mode_arg; } mode_rules[] 
 	{ "open",       1, 2 }, { "openat",    2, 3 },
 };
 
-static int rule_mode(scmp_filter_ctx ctx, int nr, const char *name, int flags_arg,
-                     int mode_arg, struct werr *err)
+static int rule_mode(scmp_filter_ctx ctx, uint32_t act, int nr, const char *name,
+                     int flags_arg, int mode_arg, struct werr *err)
 {
 	struct scmp_arg_cmp c = { (unsigned)mode_arg, SCMP_CMP_MASKED_EQ, SETID_BITS, 0 };
 
-	if (add_rule(ctx, SCMP_ACT_ALLOW, nr, name, 1, &c, err) < 0)
+	if (add_rule(ctx, act, nr, name, 1, &c, err) < 0)
 		return -1;
 	if (flags_arg < 0)
 		return 0;
 	c = (struct scmp_arg_cmp){ (unsigned)flags_arg, SCMP_CMP_MASKED_EQ, CREATE_BITS, 0 };
-	return add_rule(ctx, SCMP_ACT_ALLOW, nr, name, 1, &c, err);
+	return add_rule(ctx, act, nr, name, 1, &c, err);
 }
 
 static const struct {
 	const char *name;
-	int (*add)(scmp_filter_ctx ctx, int nr, struct werr *err);
+	int (*add)(scmp_filter_ctx ctx, uint32_t act, int nr, struct werr *err);
 } specials[] = {
 	{ "clone",       rule_clone },
 	{ "ioctl",       rule_ioctl },
@@ -344,21 +347,46 @@ static const struct {
 	{ "socketpair",  rule_socketpair },
 };
 
-static int allow_name(scmp_filter_ctx ctx, const char *name, struct werr *err)
+/* In a learning filter (wfilter_build_learn), fstat(fd) -- newfstatat or
+ * statx with AT_EMPTY_PATH, which glibc makes for every fstat -- names no
+ * path, and is allowed as it is; the rest of the call's rules carry act. */
+static int learn_empty_path(scmp_filter_ctx ctx, uint32_t act, uint32_t def, int nr,
+                            const char *name, struct werr *err)
+{
+	unsigned arg = !strcmp(name, "statx") ? 2 : 3;
+	struct scmp_arg_cmp c = { arg, SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH };
+
+	if (add_rule(ctx, SCMP_ACT_ALLOW, nr, name, 1, &c, err) < 0)
+		return -1;
+	c.datum_b = 0;
+	return act == def ? 0 : add_rule(ctx, act, nr, name, 1, &c, err);
+}
+
+/* The rules that allow name.  learn: the calls of the learn set
+ * (wfilter_learn_name) get SCMP_ACT_NOTIFY instead of ALLOW, under the
+ * same conditions; a rule whose action is the default def is left out
+ * (libseccomp refuses it, and the default gives the same answer). */
+static int allow_name(scmp_filter_ctx ctx, const char *name, bool learn, uint32_t def,
+                      struct werr *err)
 {
 	int nr = seccomp_syscall_resolve_name(name);
+	uint32_t act = learn && wfilter_learn_name(name) ? SCMP_ACT_NOTIFY : SCMP_ACT_ALLOW;
 	size_t i;
 
 	if (nr < 0)     /* unknown to this libseccomp, or not on x86_64 */
 		return 0;
+	if (act == SCMP_ACT_NOTIFY && (!strcmp(name, "newfstatat") || !strcmp(name, "statx")))
+		return learn_empty_path(ctx, act, def, nr, name, err);
+	if (act == def)
+		return 0;
 	for (i = 0; i < ARRAY_SIZE(specials); i++)
 		if (strcmp(specials[i].name, name) == 0)
-			return specials[i].add(ctx, nr, err);
+			return specials[i].add(ctx, act, nr, err);
 	for (i = 0; i < ARRAY_SIZE(mode_rules); i++)
 		if (strcmp(mode_rules[i].name, name) == 0)
-			return rule_mode(ctx, nr, name, mode_rules[i].flags_arg,
+			return rule_mode(ctx, act, nr, name, mode_rules[i].flags_arg,
 			                 mode_rules[i].mode_arg, err);
-	return add_rule(ctx, SCMP_ACT_ALLOW, nr, name, 0, NULL, err);
+	return add_rule(ctx, act, nr, name, 0, NULL, err);
 }
 
 /* Every name in allow_extra/deny_extra must be a syscall; allow_extra may
@@ -403,7 +431,7 @@ static int set_attr(scmp_filter_ctx ctx, enum scmp_filter_attr a, uint32_t v,
 	return 0;
 }
 
-int wfilter_build(const struct wpolicy *p, scmp_filter_ctx *out, struct werr *err)
+static int build(const struct wpolicy *p, bool learn, scmp_filter_ctx *out, struct werr *err)
 {
 	_cleanup_filter_ scmp_filter_ctx ctx = NULL;
 	uint32_t deny;
@@ -422,7 +450,7 @@ int wfilter_build(const struct wpolicy *p, scmp_filter_ctx *out, struct werr *er
 	else
 		deny = SCMP_ACT_ERRNO(EPERM);
 	ctx = seccomp_init(deny);
-	if (!ctx && deny == SCMP_ACT_NOTIFY) {
+	if (!ctx && deny == SCMP_ACT_NOTIFY && !learn) {
 		/* seccomp_init() checks the kernel: no user notification (< 5.0) */
 		wlog_warn("this kernel has no seccomp user notification: denied "
 		          "syscalls fail with EPERM but are not audited");
@@ -456,7 +484,7 @@ int wfilter_build(const struct wpolicy *p, scmp_filter_ctx *out, struct werr *er
 	for (i = 0; i < wfilter_allowlist_n; i++) {
 		if (strv_has(&p->deny_extra, wfilter_allowlist[i]))
 			continue;
-		if (allow_name(ctx, wfilter_allowlist[i], err) < 0)
+		if (allow_name(ctx, wfilter_allowlist[i], learn, deny, err) < 0)
 			return -1;
 	}
 	/* deny_extra wins over allow_extra; names already in the allowlist keep
@@ -466,11 +494,27 @@ int wfilter_build(const struct wpolicy *p, scmp_filter_ctx *out, struct werr *er
 
 		if (in_allowlist(s) || strv_has(&p->deny_extra, s))
 			continue;
-		if (allow_name(ctx, s, err) < 0)
+		if (allow_name(ctx, s, learn, deny, err) < 0)
 			return -1;
 	}
 	*out = steal_pointer(&ctx);
 	return 0;
+}
+
+int wfilter_build(const struct wpolicy *p, scmp_filter_ctx *out, struct werr *err)
+{
+	return build(p, false, out, err);
+}
+
+int wfilter_build_learn(const struct wpolicy *p, scmp_filter_ctx *out, struct werr *err)
+{
+	*out = NULL;
+	/* the learner needs every denied call to reach the supervisor as a
+	 * notification too, and the kernel's CONTINUE (5.5) */
+	if (p && p->deny_action == WDENY_ERRNO && p->audit && !wfilter_kernel_notify())
+		return werr_set(err, 0, "learning needs seccomp user notification (Linux 5.5 or "
+		                "later); this kernel has none");
+	return build(p, true, out, err);
 }
 
 /* The listener fd: libseccomp 2.5.4 keeps it in per-process state (it asks
@@ -481,6 +525,11 @@ int wfilter_build(const struct wpolicy *p, scmp_filter_ctx *out, struct werr *er
  * never answer its own notifications.  The fd is only valid after the
  * first NOTIFY filter of the process is loaded, which is this one. */
 int wfilter_load(scmp_filter_ctx ctx, int *notify_fd, struct werr *err)
+{
+	return wfilter_load_as(ctx, false, notify_fd, err);
+}
+
+int wfilter_load_as(scmp_filter_ctx ctx, bool learn, int *notify_fd, struct werr *err)
 {
 	uint32_t def = 0;
 	int rc, fd;
@@ -494,7 +543,9 @@ int wfilter_load(scmp_filter_ctx ctx, int *notify_fd, struct werr *err)
 	rc = seccomp_attr_get(ctx, SCMP_FLTATR_ACT_DEFAULT, &def);
 	if (rc < 0)
 		return werr_set(err, -rc, "reading the syscall filter's default action");
-	if (def == SCMP_ACT_NOTIFY) {
+	/* a learning filter has NOTIFY rules under any default: libseccomp
+	 * asked for a listener whenever a rule notifies */
+	if (def == SCMP_ACT_NOTIFY || learn) {
 		fd = seccomp_notify_fd(ctx);
 		if (fd < 0)
 			return werr_set(err, -fd, "the syscall filter has no listener fd");
@@ -532,7 +583,7 @@ int wfilter_export(scmp_filter_ctx ctx, struct sock_filter **insns, size_t *len,
 	return 0;
 }
 
-static bool kernel_has_notify(void)
+bool wfilter_kernel_notify(void)
 {
 	struct seccomp_notif_sizes sz;
 
@@ -552,7 +603,7 @@ const struct wfilter_prog *wfilter_find_prebuilt(const struct wpolicy *p)
 		/* does the kernel have user notification (5.0)?  Asked directly:
 		 * seccomp_api_get() would probe every feature (nine seccomp
 		 * calls) for a program that libseccomp never touches */
-		if (w->notify && !kernel_has_notify())
+		if (w->notify && !wfilter_kernel_notify())
 			return NULL;
 		return w;
 	}

@@ -12,8 +12,12 @@
 #ifndef WARDEN_FILTER_H
 #define WARDEN_FILTER_H
 
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "warden/err.h"
 #include "warden/forbidden.h"
@@ -23,8 +27,30 @@
 int wfilter_build(const struct wpolicy *p, scmp_filter_ctx *out, struct werr *err);
 
 /* In the jail child, last step before execve: load it.  When the filter
- * uses notification, *notify_fd receives the listener fd (else -1). */
+ * uses notification, *notify_fd receives the listener fd (else -1).
+ * learn: a filter of wfilter_build_learn (its NOTIFY rules ask for a
+ * listener whatever the default action). */
 int wfilter_load(scmp_filter_ctx ctx, int *notify_fd, struct werr *err);
+int wfilter_load_as(scmp_filter_ctx ctx, bool learn, int *notify_fd, struct werr *err);
+
+/* --- learning (docs/learn.md, supervisor/learn.c) ------------------------
+ * A learning filter is the policy's own filter, except that the calls of
+ * the learn set (wfilter_learn_names: the calls that name a path or a
+ * network destination) notify where the policy's filter allows them,
+ * under the same argument conditions; fstat (newfstatat/statx with
+ * AT_EMPTY_PATH) stays allowed.  So for every call it answers either what
+ * the policy's filter answers, or NOTIFY where that one answers ALLOW; the
+ * supervisor decides each notification by running the policy's own
+ * program (wfilter_eval) on the same numbers, never by what a learner
+ * says.  Needs user notification: an error without it. */
+int wfilter_build_learn(const struct wpolicy *p, scmp_filter_ctx *out, struct werr *err);
+/* name / nr (x86_64) is in the learn set */
+bool wfilter_learn_name(const char *name);
+bool wfilter_learn_nr(int nr);
+extern const char *const wfilter_learn_names[];
+extern const size_t wfilter_learn_names_n;
+/* The kernel has seccomp user notification (5.0). */
+bool wfilter_kernel_notify(void);
 
 /* --- filters compiled at build time -------------------------------------
  * Building and compiling the filter with libseccomp costs ~5 ms per run, so
@@ -53,6 +79,18 @@ int wfilter_load_prog(const struct wfilter_prog *prog, int *notify_fd, struct we
 /* Compile a built filter to BPF (malloc'd instructions). */
 int wfilter_export(scmp_filter_ctx ctx, struct sock_filter **insns, size_t *len,
                    struct werr *err);
+
+/* The action (SECCOMP_RET_*, with its data) a seccomp program returns for
+ * d: a classic-BPF interpreter with the kernel's checks (aligned loads
+ * inside struct seccomp_data, forward jumps inside the program, a known
+ * opcode); a program that breaks one, or falls off its end, answers
+ * SECCOMP_RET_KILL_PROCESS, which is never an ALLOW (jail/filter_eval.c). */
+uint32_t wfilter_eval(const struct sock_filter *insns, size_t len, const struct seccomp_data *d);
+/* The program a run of policy p loads (prebuilt, or built and exported
+ * now), for wfilter_eval: *insns points into the binary (*owned NULL) or
+ * to a malloc'd copy (*owned the same pointer, the caller frees it). */
+int wfilter_policy_prog(const struct wpolicy *p, const struct sock_filter **insns, size_t *len,
+                        struct sock_filter **owned, struct werr *err);
 
 /* The built-in allowlist (names), for `policy show` and tests. */
 extern const char *const wfilter_allowlist[];

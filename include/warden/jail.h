@@ -67,6 +67,7 @@ struct jail_spec {
 	const char *hostname;        /* default "warden" */
 	scmp_filter_ctx filter;      /* built by the parent; loaded by the child */
 	const struct wfilter_prog *prog; /* or a program compiled at build time */
+	bool learn;                  /* filter is a learning one (wfilter_build_learn) */
 	struct wcg *cg;              /* limits/ (cgroup.h): the jail joins it at
 	                              * clone; may be NULL */
 	bool rlimit_memory, rlimit_pids; /* cgroup fallback: set RLIMIT_AS/NPROC */

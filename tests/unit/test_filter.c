@@ -167,7 +167,7 @@ static uint32_t bpf_run(const struct prog *p, const struct seccomp_data *d)
 #define STRV(...) ((struct wstrv){ (char *[]){ __VA_ARGS__ }, \
 	sizeof((char *[]){ __VA_ARGS__ }) / sizeof(char *) })
 
-static struct prog export(const struct wpolicy *pol)
+static struct prog export_as(const struct wpolicy *pol, bool learn)
 {
 	struct werr err = { 0 };
 	scmp_filter_ctx ctx = NULL;
@@ -175,7 +175,7 @@ static struct prog export(const struct wpolicy *pol)
 	off_t len;
 	int fd, rc;
 
-	if (wfilter_build(pol, &ctx, &err) < 0)
+	if ((learn ? wfilter_build_learn(pol, &ctx, &err) : wfilter_build(pol, &ctx, &err)) < 0)
 		fail_msg("wfilter_build: %s", err.msg);
 	assert_non_null(ctx);
 	fd = memfd_create("bpf", MFD_CLOEXEC);
@@ -192,6 +192,11 @@ static struct prog export(const struct wpolicy *pol)
 	close(fd);
 	assert_int_equal(BPF_CLASS(p.insn[p.n - 1].code), BPF_RET);
 	return p;
+}
+
+static struct prog export(const struct wpolicy *pol)
+{
+	return export_as(pol, false);
 }
 
 static uint32_t decide_arch4(const struct prog *p, uint32_t arch, int nr,
@@ -752,6 +757,159 @@ static void test_prebuilt_matches_runtime(void **state)
 	assert_null(wfilter_find_prebuilt(&extra));
 }
 
+
+/* ---------------------------------------------------------------------- */
+/* Learning (wfilter_build_learn, wfilter_eval: docs/learn.md)             */
+
+/* Argument patterns tried for every call: zeros, set-id modes with
+ * O_CREAT (denied for the open family), AT_EMPTY_PATH in each flags
+ * position, junk in the upper halves, all ones. */
+static const uint64_t learn_args[][4] = {
+	{ 0, 0, 0, 0 },
+	{ (uint64_t)AT_FDCWD, 0x1000, O_CREAT | O_WRONLY, S_ISUID | 0755 },
+	{ (uint64_t)AT_FDCWD, 0x1000, O_RDONLY, 0 },
+	{ 3, 0x1000, AT_EMPTY_PATH, AT_EMPTY_PATH },
+	{ 3, 0x1000, 0, AT_EMPTY_PATH },
+	{ 0xffffffff00000003ULL, 0x1000, 0xffffffff00000000ULL | O_CREAT, S_ISGID },
+	{ AF_INET, SOCK_STREAM, 0, 0 },
+	{ ~0ULL, ~0ULL, ~0ULL, ~0ULL },
+};
+
+/* For every number (and a foreign arch), the learning filter answers what
+ * the policy's own filter answers, or NOTIFY where that one ALLOWs a call
+ * of the learn set; and every call of the learn set with plain arguments
+ * notifies (but fstat's AT_EMPTY_PATH form).  The supervisor's guarantee
+ * (a learner never turns a denied call into an allowed one) rests on the
+ * first half; learning itself on the second. */
+static void test_learn_filter(void **state)
+{
+	static const enum wdeny_action acts[] = { WDENY_ERRNO, WDENY_ERRNO, WDENY_KILL };
+	static const bool audits[] = { true, false, false };
+	const uint32_t arches[] = { AUDIT_ARCH_X86_64, AUDIT_ARCH_I386 };
+
+	for (size_t m = 0; m < ARRAY_SIZE(acts); m++) {
+		struct wpolicy pol = policy(acts[m], audits[m]);
+		struct prog n = export_as(&pol, false), l = export_as(&pol, true);
+		int bad = 0, notified = 0;
+
+		for (size_t a = 0; a < ARRAY_SIZE(arches); a++)
+			for (int nr = -1; nr < 480; nr++)
+				for (size_t k = 0; k < ARRAY_SIZE(learn_args); k++) {
+					const uint64_t *x = learn_args[k];
+					uint32_t dn = decide_arch4(&n, arches[a], nr, x[0], x[1], x[2], x[3]);
+					uint32_t dl = decide_arch4(&l, arches[a], nr, x[0], x[1], x[2], x[3]);
+					bool learns = arches[a] == AUDIT_ARCH_X86_64 && wfilter_learn_nr(nr);
+
+					if (dl == dn && !(learns && dn == ALLOW && dl == ALLOW && k < 3 &&
+					                  nr != nr_of("newfstatat") && nr != nr_of("statx")))
+						continue;
+					if (dl == NOTIFY && dn == ALLOW && learns) {
+						notified++;
+						continue;
+					}
+					if (bad++ < 10)
+						print_error("mode %zu, arch %x, nr %d, args %zu: learning %s, "
+						            "policy %s\n", m, arches[a], nr, k, act_name(dl),
+						            act_name(dn));
+				}
+		if (bad)
+			fail_msg("%d decisions of the learning filter differ", bad);
+		assert_true(notified > 0);
+		free(n.insn);
+		free(l.insn);
+	}
+}
+
+/* fstat is not looked at: newfstatat and statx with AT_EMPTY_PATH stay
+ * allowed, with any other flags they notify. */
+static void test_learn_fstat(void **state)
+{
+	struct wpolicy pol = policy(WDENY_ERRNO, true);
+	struct prog l = export_as(&pol, true);
+
+	assert_int_equal(decide_arch4(&l, AUDIT_ARCH_X86_64, nr_of("newfstatat"), 3, 0x1000, 0x2000,
+	                              AT_EMPTY_PATH), ALLOW);
+	assert_int_equal(decide_arch4(&l, AUDIT_ARCH_X86_64, nr_of("newfstatat"), AT_FDCWD, 0x1000,
+	                              0x2000, AT_SYMLINK_NOFOLLOW), NOTIFY);
+	assert_int_equal(decide_arch4(&l, AUDIT_ARCH_X86_64, nr_of("statx"), 3, 0x1000,
+	                              AT_EMPTY_PATH, 0), ALLOW);
+	assert_int_equal(decide_arch4(&l, AUDIT_ARCH_X86_64, nr_of("statx"), AT_FDCWD, 0x1000, 0, 0),
+	                 NOTIFY);
+	assert_int_equal(decide(&l, nr_of("getpid"), 0, 0, 0), ALLOW);
+	assert_int_equal(decide(&l, nr_of("ptrace"), 0, 0, 0), NOTIFY);
+	free(l.insn);
+}
+
+/* wfilter_eval (what the supervisor runs) agrees with this file's
+ * interpreter on both programs of every mode, and with allow_extra. */
+static void test_eval_agrees(void **state)
+{
+	struct wpolicy pols[4] = { policy(WDENY_ERRNO, true), policy(WDENY_ERRNO, false),
+	                           policy(WDENY_KILL, true), policy(WDENY_ERRNO, true) };
+
+	pols[3].allow_extra = STRV("sethostname");
+	for (size_t m = 0; m < ARRAY_SIZE(pols); m++)
+		for (int learn = 0; learn < 2; learn++) {
+			struct prog p = export_as(&pols[m], learn);
+
+			for (int nr = -1; nr < 480; nr++)
+				for (size_t k = 0; k < ARRAY_SIZE(learn_args); k++) {
+					struct seccomp_data d = { .nr = nr, .arch = AUDIT_ARCH_X86_64 };
+
+					memcpy(d.args, learn_args[k], sizeof(learn_args[k]));
+					if (wfilter_eval(p.insn, p.n, &d) != bpf_run(&p, &d))
+						fail_msg("mode %zu learn %d nr %d args %zu: wfilter_eval %s",
+						         m, learn, nr, k, act_name(wfilter_eval(p.insn, p.n, &d)));
+				}
+			free(p.insn);
+		}
+}
+
+/* A program seccomp would refuse, or one that never returns, is never an
+ * ALLOW: KILL_PROCESS. */
+static void test_eval_rejects(void **state)
+{
+	const struct seccomp_data d = { .nr = 39, .arch = AUDIT_ARCH_X86_64 };
+	const struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	const struct sock_filter bad[][2] = {
+		{ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 2), allow },       /* unaligned */
+		{ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 64), allow },      /* past the data */
+		{ BPF_STMT(BPF_JMP | BPF_JA, 1), allow },              /* out of the program */
+		{ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 5, 0), allow },   /* A is 0: taken */
+		{ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0), allow },      /* not seccomp's */
+		{ BPF_STMT(BPF_ST, 16), allow },                      /* scratch out of range */
+		{ BPF_STMT(BPF_ALU | BPF_DIV | BPF_K, 0), allow },
+		{ BPF_STMT(BPF_LD | BPF_IMM, 0), BPF_STMT(BPF_LD | BPF_IMM, 0) },   /* no RET */
+	};
+
+	assert_int_equal(wfilter_eval(&allow, 1, &d), SECCOMP_RET_ALLOW);
+	assert_int_equal(wfilter_eval(NULL, 0, &d), KILL);
+	assert_int_equal(wfilter_eval(&allow, 0, &d), KILL);
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		if (wfilter_eval(bad[i], 2, &d) != KILL)
+			fail_msg("bad program %zu was not refused", i);
+}
+
+/* The learn set: sorted, every name a syscall libseccomp knows and on the
+ * allowlist (learning looks only at what the policy allows). */
+static void test_learn_names(void **state)
+{
+	for (size_t i = 0; i < wfilter_learn_names_n; i++) {
+		bool listed = false;
+
+		if (i)
+			assert_true(strcmp(wfilter_learn_names[i - 1], wfilter_learn_names[i]) < 0);
+		assert_true(wfilter_learn_nr(nr_of(wfilter_learn_names[i])));
+		for (size_t j = 0; j < wfilter_allowlist_n; j++)
+			listed |= !strcmp(wfilter_allowlist[j], wfilter_learn_names[i]);
+		if (!listed)
+			fail_msg("%s is in the learn set but not on the allowlist", wfilter_learn_names[i]);
+	}
+	assert_false(wfilter_learn_nr(nr_of("getpid")));
+	assert_false(wfilter_learn_nr(-1));
+	assert_false(wfilter_learn_nr(100000));
+}
+
 int main(void)
 {
 	const struct CMUnitTest decisions[] = {
@@ -769,6 +927,11 @@ int main(void)
 		cmocka_unit_test(test_bad_extras),
 		cmocka_unit_test(test_load_args),
 		cmocka_unit_test(test_prebuilt_matches_runtime),
+		cmocka_unit_test(test_learn_filter),
+		cmocka_unit_test(test_learn_fstat),
+		cmocka_unit_test(test_eval_agrees),
+		cmocka_unit_test(test_eval_rejects),
+		cmocka_unit_test(test_learn_names),
 	};
 
 	return cmocka_run_group_tests_name("filter decisions", decisions, NULL, NULL);

@@ -1,0 +1,180 @@
+/* Learning's half of the filter (include/warden/filter.h): the learn set,
+ * and the interpreter the supervisor runs the policy's own program with to
+ * decide a notification of a learning filter.
+ *
+ * Why an interpreter rather than trusting the learning filter's action:
+ * under the usual policy (deny action errno, audit on) a denied call and a
+ * call of the learn set both arrive as NOTIFY, and only the arguments tell
+ * them apart (openat with S_ISUID is denied, without it allowed).  Running
+ * the program a normal run loads, on the very numbers the notification
+ * carries (struct seccomp_data: nr, arch, instruction pointer, args), gives
+ * exactly its decision; nothing from the jail's memory or from the learner
+ * takes part in it.  The numbers cannot change between the decision and
+ * the call: SECCOMP_USER_NOTIF_FLAG_CONTINUE runs the call with the
+ * registers the notification reported. */
+#include <errno.h>
+#include <seccomp.h>
+#include <string.h>
+
+#include "warden/filter.h"
+#include "warden/util.h"
+
+/* The calls that name a path or a network destination, which the learner
+ * looks at (docs/learn.md says what it makes of each).  Sorted. */
+const char *const wfilter_learn_names[] = {
+	"access", "chdir", "connect", "creat", "execve", "execveat", "faccessat",
+	"faccessat2", "link", "linkat", "lstat", "mkdir", "mkdirat", "newfstatat",
+	"open", "openat", "readlink", "readlinkat", "rename", "renameat",
+	"renameat2", "rmdir", "sendmmsg", "sendmsg", "sendto", "stat", "statx",
+	"symlink", "symlinkat", "truncate", "unlink", "unlinkat",
+};
+const size_t wfilter_learn_names_n = ARRAY_SIZE(wfilter_learn_names);
+
+bool wfilter_learn_name(const char *name)
+{
+	for (size_t i = 0; name && i < wfilter_learn_names_n; i++)
+		if (!strcmp(wfilter_learn_names[i], name))
+			return true;
+	return false;
+}
+
+#define NR_MAX 1024
+bool wfilter_learn_nr(int nr)
+{
+	static bool done, in[NR_MAX];
+
+	if (!done) {
+		for (size_t i = 0; i < wfilter_learn_names_n; i++) {
+			int n = seccomp_syscall_resolve_name(wfilter_learn_names[i]);
+			if (n >= 0 && n < NR_MAX)
+				in[n] = true;
+		}
+		done = true;
+	}
+	return nr >= 0 && nr < NR_MAX && in[nr];
+}
+
+/* Classic BPF as seccomp accepts it (the kernel's seccomp_check_filter):
+ * loads of aligned words inside struct seccomp_data, the scratch memory,
+ * ALU and jumps on constants or X, RET.  Anything else, a jump outside the
+ * program or no RET: KILL_PROCESS.  Jumps only go forward, so the loop runs
+ * at most len times. */
+uint32_t wfilter_eval(const struct sock_filter *insns, size_t len, const struct seccomp_data *d)
+{
+	uint32_t A = 0, X = 0, mem[BPF_MEMWORDS] = { 0 };
+	size_t pc = 0;
+
+	if (!insns || !len || len > BPF_MAXINSNS)
+		return SECCOMP_RET_KILL_PROCESS;
+	while (pc < len) {
+		const struct sock_filter *f = &insns[pc++];
+		uint32_t src = BPF_SRC(f->code) == BPF_X ? X : f->k;
+		size_t left = len - pc;
+		bool t;
+
+		switch (f->code) {
+		case BPF_LD | BPF_W | BPF_ABS:
+			if (f->k % 4 || f->k > sizeof(*d) - 4)
+				return SECCOMP_RET_KILL_PROCESS;
+			memcpy(&A, (const char *)d + f->k, 4);
+			continue;
+		case BPF_LD | BPF_W | BPF_LEN:   A = sizeof(*d); continue;
+		case BPF_LDX | BPF_W | BPF_LEN:  X = sizeof(*d); continue;
+		case BPF_LD | BPF_IMM:           A = f->k; continue;
+		case BPF_LDX | BPF_IMM:          X = f->k; continue;
+		case BPF_MISC | BPF_TAX:         X = A; continue;
+		case BPF_MISC | BPF_TXA:         A = X; continue;
+		case BPF_LD | BPF_MEM:
+		case BPF_LDX | BPF_MEM:
+		case BPF_ST:
+		case BPF_STX:
+			if (f->k >= BPF_MEMWORDS)
+				return SECCOMP_RET_KILL_PROCESS;
+			if (f->code == (BPF_LD | BPF_MEM))
+				A = mem[f->k];
+			else if (f->code == (BPF_LDX | BPF_MEM))
+				X = mem[f->k];
+			else
+				mem[f->k] = f->code == BPF_ST ? A : X;
+			continue;
+		case BPF_RET | BPF_K: return f->k;
+		case BPF_RET | BPF_A: return A;
+		case BPF_JMP | BPF_JA:
+			if (f->k >= left)
+				return SECCOMP_RET_KILL_PROCESS;
+			pc += f->k;
+			continue;
+		default:
+			break;
+		}
+		switch (BPF_CLASS(f->code)) {
+		case BPF_ALU:
+			switch (BPF_OP(f->code)) {
+			case BPF_ADD: A += src; continue;
+			case BPF_SUB: A -= src; continue;
+			case BPF_MUL: A *= src; continue;
+			case BPF_OR:  A |= src; continue;
+			case BPF_AND: A &= src; continue;
+			case BPF_XOR: A ^= src; continue;
+			case BPF_LSH: A = src < 32 ? A << src : 0; continue;
+			case BPF_RSH: A = src < 32 ? A >> src : 0; continue;
+			case BPF_NEG: A = -A; continue;
+			case BPF_DIV:
+				if (!src)
+					return SECCOMP_RET_KILL_PROCESS;
+				A /= src;
+				continue;
+			case BPF_MOD:
+				if (!src)
+					return SECCOMP_RET_KILL_PROCESS;
+				A %= src;
+				continue;
+			default:
+				return SECCOMP_RET_KILL_PROCESS;
+			}
+		case BPF_JMP:
+			switch (BPF_OP(f->code)) {
+			case BPF_JEQ:  t = A == src; break;
+			case BPF_JGT:  t = A > src; break;
+			case BPF_JGE:  t = A >= src; break;
+			case BPF_JSET: t = (A & src) != 0; break;
+			default:
+				return SECCOMP_RET_KILL_PROCESS;
+			}
+			if ((size_t)(t ? f->jt : f->jf) >= left)
+				return SECCOMP_RET_KILL_PROCESS;
+			pc += t ? f->jt : f->jf;
+			continue;
+		default:
+			return SECCOMP_RET_KILL_PROCESS;
+		}
+	}
+	return SECCOMP_RET_KILL_PROCESS;   /* fell off the end */
+}
+
+int wfilter_policy_prog(const struct wpolicy *p, const struct sock_filter **insns, size_t *len,
+                        struct sock_filter **owned, struct werr *err)
+{
+	const struct wfilter_prog *prog = wfilter_find_prebuilt(p);
+	scmp_filter_ctx ctx = NULL;
+	size_t n = 0;
+	int rc;
+
+	*insns = NULL;
+	*len = 0;
+	*owned = NULL;
+	if (prog) {
+		*insns = prog->insns;
+		*len = prog->len;
+		return 0;
+	}
+	if (wfilter_build(p, &ctx, err) < 0)
+		return -1;
+	rc = wfilter_export(ctx, owned, &n, err);
+	seccomp_release(ctx);
+	if (rc < 0)
+		return -1;
+	*insns = *owned;
+	*len = n;
+	return 0;
+}
