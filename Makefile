@@ -55,7 +55,7 @@ BROKER_LIBS   = $(call once,BROKER_LIBS,$(call pkgconfig,--libs,$(BROKER_PKGS)))
 CMOCKA_CFLAGS = $(call once,CMOCKA_CFLAGS,$(call pkgconfig,--cflags,cmocka))
 CMOCKA_LIBS   = $(call once,CMOCKA_LIBS,$(call pkgconfig,--libs,cmocka))
 
-LIB_SRC  = $(wildcard common/*.c policy/*.c limits/*.c jail/*.c supervisor/*.c) \
+LIB_SRC  = $(wildcard common/*.c policy/*.c limits/*.c jail/*.c supervisor/*.c learn/*.c) \
            $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/profiles.o $(BUILD)/drivers.o
 BROKER_SRC = $(filter-out broker/main.c,$(wildcard broker/*.c broker/*/*.c))
@@ -78,6 +78,9 @@ $(BUILD)/%.o: %.c $(wildcard include/warden/*.h) | deps-checked
 # supervisor/*.h are the supervisor's own headers (include/warden/ holds only
 # the interfaces between folders); its sources find them by their directory.
 $(BUILD)/supervisor/%.o: supervisor/%.c $(wildcard include/warden/*.h supervisor/*.h) | deps-checked
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+$(BUILD)/learn/%.o: learn/%.c $(wildcard include/warden/*.h learn/*.h) | deps-checked
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 $(BUILD)/cli/%.o: cli/%.c $(wildcard include/warden/*.h cli/*.h) | deps-checked

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "cmd_learn.h"
 #include "warden/catalog.h"
 #include "warden/log.h"
 #include "warden/policy.h"
@@ -14,6 +15,8 @@ static void usage(FILE *f)
 	fputs("usage: warden policy check FILE...\n"
 	      "       warden policy show [NAME|FILE] [--catalog [--json|--markdown]]\n"
 	      "       warden policy list\n"
+	      "       warden policy learn [--profile P] [--write FILE] [--name NAME]\n"
+	      "                           [--include ENTRY]... [RUN OPTIONS] -- PROGRAM [ARG...]\n"
 	      "\n"
 	      "  check FILE...   validate policy files; errors are printed as FILE:LINE:COL\n"
 	      "  show NAME|FILE  print the effective policy (inheritance resolved, defaults\n"
@@ -23,6 +26,10 @@ static void usage(FILE *f)
 	      "                  profile protects (read-only, cannot be created) or hides,\n"
 	      "                  with why, as this profile leaves them (unprotect, unhide)\n"
 	      "  list            the profiles available to --profile, and where each is from\n"
+	      "  learn           run PROGRAM as `warden run --learn` does: record what it was\n"
+	      "                  refused and print the smallest policy extending the profile\n"
+	      "                  that allows it, each addition explained, dangerous ones left\n"
+	      "                  out unless --include names them (man warden-policy)\n"
 	      "\n"
 	      "User profiles live in $XDG_CONFIG_HOME/warden/profiles/NAME.json\n"
 	      "(~/.config/warden/profiles) and are found before the built-in ones.\n"
@@ -233,6 +240,9 @@ int cmd_policy(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	/* its options are warden run's, the program's follow "--" */
+	if (!strcmp(sub, "learn"))
+		return cmd_policy_learn(argc - 1, argv + 1);
 	/* `warden policy SUB --help` */
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "cmd_learn.h"
 #include "warden/log.h"
 #include "warden/policy.h"
 #include "warden/supervisor.h"
@@ -36,6 +37,7 @@ static const struct option run_opts[] = {
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "strict-limits", no_argument, NULL, OPT_STRICT_LIMITS },
 	{ "help", no_argument, NULL, OPT_HELP },
+	CMD_LEARN_OPTIONS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -62,6 +64,7 @@ static void run_usage(FILE *f)
 	      "  --no-stdin, --quiet /dev/null as stdin; no summary lines on stderr\n"
 	      "  --raw               pass escape sequences to a terminal unchanged (else\n"
 	      "                      shown inert, ESC as ^[, on a terminal stdout/stderr)\n"
+	      CMD_LEARN_USAGE
 	      "Exit status: the program's; 128+N if killed by signal N; 124 on timeout;\n"
 	      "125 if warden failed; 126/127 if PROGRAM cannot run or is not found.\n"
 	      "More: man warden-run\n", f);
@@ -172,6 +175,10 @@ static int parse_run_args(int argc, char **argv, struct wrun_opts *o)
 			}
 			o->env[o->n_env++] = optarg;
 			break;
+		case OPT_LEARN: case OPT_WRITE: case OPT_REFUSALS: case OPT_NAME: case OPT_INCLUDE:
+			if (cmd_learn_opt(c, optarg, o) < 0)
+				return -1;
+			break;
 		case 'h':
 		case OPT_HELP:
 			run_usage(stdout);
@@ -191,15 +198,21 @@ static int parse_run_args(int argc, char **argv, struct wrun_opts *o)
 
 int cmd_run(int argc, char **argv)
 {
+	return cmd_run_as(argc, argv, false);
+}
+
+int cmd_run_as(int argc, char **argv, bool learn)
+{
 	struct wrun_opts o = { 0 };
 	struct wrun_result res;
 	struct werr err = { 0 };
 	int idx, rc;
 
+	o.learn.on = learn;
 	idx = parse_run_args(argc, argv, &o);
 	if (idx == -2)
 		return 0;
-	if (idx < 0)
+	if (idx < 0 || cmd_learn_check(&o) < 0)
 		return 125;
 	o.argv = argv + idx;
 	rc = wrun(&o, &res, &err);

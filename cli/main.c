@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "warden/learn.h"
 #include "warden/protect.h"
 #include "warden/util.h"
 
@@ -32,6 +33,9 @@ int main(int argc, char **argv)
 	 * (warden/protect.h) */
 	if (argc == 2 && !strcmp(argv[1], WPROTECT_CLEANER_ARG))
 		return wprotect_cleaner_main();
+	/* nor the learner a learning run starts (warden/learn.h) */
+	if (argc >= 2 && !strcmp(argv[1], WL_LEARNER_ARG))
+		return wl_learner_main(argc, argv);
 	if (cmd && (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h"))) {
 		usage(stdout);
 		return 0;

@@ -362,6 +362,18 @@ static int learn_empty_path(scmp_filter_ctx ctx, uint32_t act, uint32_t def, int
 	return act == def ? 0 : add_rule(ctx, act, nr, name, 1, &c, err);
 }
 
+/* ... and init's own execve of the program (WFILTER_EXEC_MARK) too */
+static int learn_own_exec(scmp_filter_ctx ctx, uint32_t act, uint32_t def, int nr,
+                          struct werr *err)
+{
+	struct scmp_arg_cmp c = SCMP_A3(SCMP_CMP_EQ, WFILTER_EXEC_MARK);
+
+	if (add_rule(ctx, SCMP_ACT_ALLOW, nr, "execve", 1, &c, err) < 0)
+		return -1;
+	c.op = SCMP_CMP_NE;
+	return act == def ? 0 : add_rule(ctx, act, nr, "execve", 1, &c, err);
+}
+
 /* The rules that allow name.  learn: the calls of the learn set
  * (wfilter_learn_name) get SCMP_ACT_NOTIFY instead of ALLOW, under the
  * same conditions; a rule whose action is the default def is left out
@@ -377,6 +389,8 @@ static int allow_name(scmp_filter_ctx ctx, const char *name, bool learn, uint32_
 		return 0;
 	if (act == SCMP_ACT_NOTIFY && (!strcmp(name, "newfstatat") || !strcmp(name, "statx")))
 		return learn_empty_path(ctx, act, def, nr, name, err);
+	if (act == SCMP_ACT_NOTIFY && !strcmp(name, "execve"))
+		return learn_own_exec(ctx, act, def, nr, err);
 	if (act == def)
 		return 0;
 	for (i = 0; i < ARRAY_SIZE(specials); i++)

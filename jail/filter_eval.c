@@ -20,38 +20,64 @@
 #include "warden/util.h"
 
 /* The calls that name a path or a network destination, which the learner
- * looks at (docs/learn.md says what it makes of each).  Sorted. */
-const char *const wfilter_learn_names[] = {
-	"access", "chdir", "connect", "creat", "execve", "execveat", "faccessat",
-	"faccessat2", "link", "linkat", "lstat", "mkdir", "mkdirat", "newfstatat",
-	"open", "openat", "readlink", "readlinkat", "rename", "renameat",
-	"renameat2", "rmdir", "sendmmsg", "sendmsg", "sendto", "stat", "statx",
-	"symlink", "symlinkat", "truncate", "unlink", "unlinkat",
+ * looks at (docs/learn.md says what it makes of each), and where their
+ * paths are: argument indexes, and the dirfd argument each is relative to
+ * (C: the working directory).  Sorted by name.  Not sendmsg: the jail's
+ * child sends READY with it, after its filter is loaded and before the
+ * supervisor has the listener that would answer (jail/enter.c step 12);
+ * glibc's resolver uses send, sendto and sendmmsg. */
+#define C -1
+#define N -1
+const struct wfilter_learn_call wfilter_learn_calls[] = {
+	{ "access",     C, 0, C, N }, { "chdir",      C, 0, C, N },
+	{ "connect",    C, N, C, N }, { "creat",      C, 0, C, N },
+	{ "execve",     C, 0, C, N }, { "execveat",   0, 1, C, N },
+	{ "faccessat",  0, 1, C, N }, { "faccessat2", 0, 1, C, N },
+	{ "link",       C, 0, C, 1 }, { "linkat",     0, 1, 2, 3 },
+	{ "lstat",      C, 0, C, N }, { "mkdir",      C, 0, C, N },
+	{ "mkdirat",    0, 1, C, N }, { "newfstatat", 0, 1, C, N },
+	{ "open",       C, 0, C, N }, { "openat",     0, 1, C, N },
+	{ "readlink",   C, 0, C, N }, { "readlinkat", 0, 1, C, N },
+	{ "rename",     C, 0, C, 1 }, { "renameat",   0, 1, 2, 3 },
+	{ "renameat2",  0, 1, 2, 3 }, { "rmdir",      C, 0, C, N },
+	{ "sendmmsg",   C, N, C, N }, { "sendto",     C, N, C, N },
+	{ "stat",       C, 0, C, N }, { "statx",      0, 1, C, N },
+	{ "symlink",    C, 1, C, N }, { "symlinkat",  1, 2, C, N },
+	{ "truncate",   C, 0, C, N }, { "unlink",     C, 0, C, N },
+	{ "unlinkat",   0, 1, C, N },
 };
-const size_t wfilter_learn_names_n = ARRAY_SIZE(wfilter_learn_names);
+#undef C
+#undef N
+const size_t wfilter_learn_calls_n = ARRAY_SIZE(wfilter_learn_calls);
 
 bool wfilter_learn_name(const char *name)
 {
-	for (size_t i = 0; name && i < wfilter_learn_names_n; i++)
-		if (!strcmp(wfilter_learn_names[i], name))
+	for (size_t i = 0; name && i < wfilter_learn_calls_n; i++)
+		if (!strcmp(wfilter_learn_calls[i].name, name))
 			return true;
 	return false;
 }
 
 #define NR_MAX 1024
-bool wfilter_learn_nr(int nr)
+const struct wfilter_learn_call *wfilter_learn_call(int nr)
 {
-	static bool done, in[NR_MAX];
+	static bool done;
+	static int8_t at[NR_MAX];   /* index + 1 in wfilter_learn_calls, 0 none */
 
 	if (!done) {
-		for (size_t i = 0; i < wfilter_learn_names_n; i++) {
-			int n = seccomp_syscall_resolve_name(wfilter_learn_names[i]);
+		for (size_t i = 0; i < wfilter_learn_calls_n; i++) {
+			int n = seccomp_syscall_resolve_name(wfilter_learn_calls[i].name);
 			if (n >= 0 && n < NR_MAX)
-				in[n] = true;
+				at[n] = (int8_t)(i + 1);
 		}
 		done = true;
 	}
-	return nr >= 0 && nr < NR_MAX && in[nr];
+	return nr >= 0 && nr < NR_MAX && at[nr] ? &wfilter_learn_calls[at[nr] - 1] : NULL;
+}
+
+bool wfilter_learn_nr(int nr)
+{
+	return wfilter_learn_call(nr) != NULL;
 }
 
 /* Classic BPF as seccomp accepts it (the kernel's seccomp_check_filter):

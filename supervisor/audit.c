@@ -18,7 +18,18 @@ struct waudit {
 	int fd;
 	char *path;
 	int warned;
+	void (*tap)(void *ctx, const char *event, json_object *rec);
+	void *tap_ctx;
 };
+
+void waudit_tap(struct waudit *a, void (*fn)(void *ctx, const char *event, json_object *rec),
+                void *ctx)
+{
+	if (a) {
+		a->tap = fn;
+		a->tap_ctx = ctx;
+	}
+}
 
 const char *waudit_path(const struct waudit *a)
 {
@@ -136,6 +147,8 @@ void waudit_emit(struct waudit *a, const char *event, json_object *rec)
 		json_object_put(rec);
 		return;
 	}
+	if (a->tap)
+		a->tap(a->tap_ctx, event, rec);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	utc_civil((int64_t)ts.tv_sec, &y, &mo, &d, &h, &mi, &s);
 	snprintf(when, sizeof(when), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",

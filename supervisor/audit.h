@@ -18,5 +18,10 @@ int waudit_open(const char *path, struct waudit **out, struct werr *err);
  * of rec.  Errors are reported once on stderr and never stop a run. */
 void waudit_emit(struct waudit *a, const char *event, json_object *rec);
 void waudit_close(struct waudit *a);
+/* Also hand every record to fn before it is written (a learning run reads
+ * the proxy's refusals there: supervisor/learn.c).  fn must not keep rec.
+ * NULL removes it. */
+void waudit_tap(struct waudit *a, void (*fn)(void *ctx, const char *event, json_object *rec),
+                void *ctx);
 const char *waudit_path(const struct waudit *a);   /* the file it appends to */
 #endif

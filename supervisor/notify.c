@@ -27,6 +27,11 @@
  * compiled at build time never needs (jail/filter.c). */
 static size_t req_size, resp_size;
 
+size_t wnotify_resp_size(void)
+{
+	return resp_size;
+}
+
 int wnotify_init(struct wnotify *w, int fd, struct waudit *audit, const char *session,
                  struct wnotify_budget *budget, struct werr *err)
 {
@@ -144,6 +149,8 @@ int wnotify_handle(struct wnotify *w)
 		 * the listener is gone. */
 		return (errno == ENOENT || errno == EINTR || errno == -ENOENT) ? 0 : -1;
 	}
+	if (w->divert && w->divert(w->divert_ctx, w))
+		return 0;
 	memset(w->resp, 0, resp_size);
 	w->resp->id = w->req->id;
 	w->resp->error = -EPERM;

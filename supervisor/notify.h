@@ -62,11 +62,19 @@ struct wnotify {
 	struct wdenied *last;      /* the entry of the last answered call, or NULL
 	                              (valid until the next wnotify_handle) */
 	bool last_audited;         /* ... and it was written as a "denied" record */
+	/* A learning run (supervisor/learn.c): offered each notification
+	 * first (w->req); true when it took it, and answers it itself.  It
+	 * takes only calls the policy's own filter allows, so whatever it
+	 * returns false for is denied here, as in every run. */
+	bool (*divert)(void *ctx, struct wnotify *w);
+	void *divert_ctx;
 };
 
 /* budget NULL: the listener has its own (a `warden run`). */
 int wnotify_init(struct wnotify *w, int fd, struct waudit *audit, const char *session,
                  struct wnotify_budget *budget, struct werr *err);
+/* The kernel's size of an answer (after a wnotify_init). */
+size_t wnotify_resp_size(void);
 /* Answer one pending notification.  Returns 0, or -1 when the listener is
  * finished (every filtered task gone) and should be closed. */
 int wnotify_handle(struct wnotify *w);

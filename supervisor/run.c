@@ -250,7 +250,7 @@ static void on_wall(struct wloop *lp, struct wsrc *src, uint32_t events)
 	kill_jail(run_of(lp), WB_TIMEOUT);
 }
 
-static void on_notify(struct wloop *lp, struct wsrc *src, uint32_t events)
+void run_on_notify(struct wloop *lp, struct wsrc *src, uint32_t events)
 {
 	struct run *r = run_of(lp);
 
@@ -316,7 +316,7 @@ static int run_policy(struct run *r, struct wrun_result *res, struct werr *err)
 	if (o->policy_file ? policy_load_file(o->policy_file, &r->pol, err) < 0
 	                   : policy_load_profile(o->profile ? o->profile : "workspace", &r->pol, err) < 0)
 		return -1;
-	if (apply_overrides(r->pol, o, err) < 0)
+	if (run_learn_policy(r, err) < 0 || apply_overrides(r->pol, o, err) < 0)
 		return -1;
 	wtiming("policy");
 	/* workspace: resolved, must be a directory, never / itself */
@@ -456,7 +456,7 @@ static int run_prepare(struct run *r, struct jail_spec *spec, struct werr *err)
 	spec->stderr_fd = r->err_p[1];
 	spec->hostname = "warden";
 	spec->new_session = true;
-	return 0;
+	return run_learn_prepare(r, spec, err);
 }
 
 /* run_start in the audit log, then the jail; a jail that cannot start is
@@ -475,7 +475,7 @@ static int run_start(struct run *r, const struct jail_spec *spec, struct wrun_re
 	waudit_emit(r->audit, "run_start", rec);
 
 	r->t0 = sv_now_ms();
-	if (jr_start(&r->jr, spec, err) < 0) {
+	if ((r->learn ? run_learn_start(r, spec, res, err) : jr_start(&r->jr, spec, err)) < 0) {
 		rec = json_object_new_object();
 		json_object_object_add(rec, "session", json_object_new_string(res->session));
 		json_object_object_add(rec, "reason", json_object_new_string("error"));
@@ -511,11 +511,16 @@ static int run_watch(struct run *r, struct wrun_result *res, struct werr *err)
 	}
 	wloop_watch(&r->loop, &r->err, steal_fd(&r->err_p[0]), EPOLLIN, on_output, NULL);
 	wloop_watch(&r->loop, &r->pid, r->jr.jl.pidfd, EPOLLIN, on_exit_ev, NULL);
-	if (wnotify_init(&r->notify, r->jr.jl.notify_fd, r->audit, res->session, NULL, err) < 0)
-		return -1;
-	r->jr.jl.notify_fd = -1;
-	if (r->notify.fd >= 0)
-		wloop_watch(&r->loop, &r->notify_src, r->notify.fd, EPOLLIN, on_notify, NULL);
+	/* a learning run watches its listener since the jail started */
+	if (!r->learn) {
+		if (wnotify_init(&r->notify, r->jr.jl.notify_fd, r->audit, res->session, NULL,
+		                 err) < 0)
+			return -1;
+		r->jr.jl.notify_fd = -1;
+		if (r->notify.fd >= 0)
+			wloop_watch(&r->loop, &r->notify_src, r->notify.fd, EPOLLIN, run_on_notify,
+			            NULL);
+	}
 	/* network mode proxy: served on this loop until run_free */
 	if (jr_serve_proxy(&r->jr, &r->loop, r->audit, res->session, err) < 0)
 		return -1;
@@ -583,6 +588,7 @@ static void run_judge(struct run *r, struct wrun_result *res)
 
 static void run_free(struct run *r)
 {
+	run_learn_free(r);      /* its sources are on the loop */
 	jr_proxy_end(&r->jr);   /* its connections are on the loop: first */
 	if (r->loop.ep >= 0) {
 		if (r->in_src.fd >= 0)
@@ -635,7 +641,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 	r->o = o;
 	r->loop.ep = -1;
 	r->out.fd = r->err.fd = r->in_src.fd = r->in_dst.fd = -1;
-	r->pid.fd = r->wall.fd = r->cpu.fd = r->notify_src.fd = r->sig.fd = -1;
+	r->pid.fd = r->wall.fd = r->cpu.fd = r->notify_src.fd = r->sig.fd = r->learn_sync.fd = -1;
 	r->notify.fd = -1;
 	for (int i = 0; i < 2; i++)
 		r->out_p[i] = r->err_p[i] = r->in_p[i] = -1;
@@ -652,6 +658,7 @@ int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 		goto out;
 	}
 	run_judge(r, res);
+	run_learn_end(r, res);
 	run_report(r, res);
 	wtiming("summary");
 	wtiming_mark(WT_REPORTED);

@@ -58,7 +58,31 @@ struct run {
 	sigset_t mask, oldmask;
 	bool sig_blocked;
 	uint64_t t0;
+
+	/* --learn (supervisor/run_learn.c): NULL in every other run */
+	struct wlearn *learn;
+	struct wsrc learn_sync;    /* the jail's reports while it starts */
+	int learn_profile_net;     /* the profile's network mode, before --net */
+	size_t learn_allow0;       /* its allow entries, before --allow */
+	const char *learn_session;
+	int learn_start_rc;        /* the jail's start on the loop: 1 started, -1 failed */
+	struct werr learn_err;
 };
+
+/* run.c's handler of the seccomp listener, for run_learn.c */
+void run_on_notify(struct wloop *lp, struct wsrc *src, uint32_t events);
+
+/* run_learn.c: the steps of a learning run, each a no-op (0) without
+ * --learn: before --net/--allow are applied, after the filter is chosen,
+ * instead of jr_start (the jail is started on the loop, which answers
+ * its notifications meanwhile), after the program was judged, and at
+ * the end */
+int run_learn_policy(struct run *r, struct werr *err);
+int run_learn_prepare(struct run *r, struct jail_spec *spec, struct werr *err);
+int run_learn_start(struct run *r, const struct jail_spec *spec, struct wrun_result *res,
+                    struct werr *err);
+void run_learn_end(struct run *r, struct wrun_result *res);
+void run_learn_free(struct run *r);
 
 /* run_report.c: the summary (--json, the audit's run_end, stderr), and the
  * note a run in the caller's home gives at its start */

@@ -35,7 +35,7 @@ int wfilter_load_as(scmp_filter_ctx ctx, bool learn, int *notify_fd, struct werr
 
 /* --- learning (docs/learn.md, supervisor/learn.c) ------------------------
  * A learning filter is the policy's own filter, except that the calls of
- * the learn set (wfilter_learn_names: the calls that name a path or a
+ * the learn set (wfilter_learn_calls: the calls that name a path or a
  * network destination) notify where the policy's filter allows them,
  * under the same argument conditions; fstat (newfstatat/statx with
  * AT_EMPTY_PATH) stays allowed.  So for every call it answers either what
@@ -44,11 +44,26 @@ int wfilter_load_as(scmp_filter_ctx ctx, bool learn, int *notify_fd, struct werr
  * program (wfilter_eval) on the same numbers, never by what a learner
  * says.  Needs user notification: an error without it. */
 int wfilter_build_learn(const struct wpolicy *p, scmp_filter_ctx *out, struct werr *err);
-/* name / nr (x86_64) is in the learn set */
+/* The execve of the program by the jail's init (jail/exec.c) carries this
+ * in its fourth argument, which execve ignores, and a learning filter
+ * allows it without a notification: it comes from init's memory, which is
+ * not dumpable, before the program runs.  A program that forges it hides
+ * an exec from learning, and nothing else: the policy's filter allows
+ * execve whatever its arguments. */
+#define WFILTER_EXEC_MARK 0x77617264656e0001ULL
+/* The learn set, and where each call names its paths: path1/path2 are
+ * argument indexes (-1: none), dir1/dir2 the dirfd argument each is
+ * relative to (-1: the working directory). */
+struct wfilter_learn_call {
+	const char *name;
+	int8_t dir1, path1, dir2, path2;
+};
+extern const struct wfilter_learn_call wfilter_learn_calls[];
+extern const size_t wfilter_learn_calls_n;
+/* name / nr (x86_64) is in the learn set; its row, or NULL */
 bool wfilter_learn_name(const char *name);
 bool wfilter_learn_nr(int nr);
-extern const char *const wfilter_learn_names[];
-extern const size_t wfilter_learn_names_n;
+const struct wfilter_learn_call *wfilter_learn_call(int nr);
 /* The kernel has seccomp user notification (5.0). */
 bool wfilter_kernel_notify(void);
 

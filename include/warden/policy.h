@@ -111,6 +111,9 @@ int policy_expand(const char *raw, const char *workspace, const char *home,
  * and '_', not starting with a digit, at most 128.  One rule for env.pass,
  * env.set and `warden run --env`. */
 bool policy_env_name_ok(const char *s, size_t n);
+/* A profile name: letters, digits, '-', '_', '.', at most 64, not starting
+ * with '.' or '-', not ending in ".json" (policy/syntax.c) */
+bool wprofile_name_ok(const char *name);
 
 /* "none", "loopback", "proxy"; and back (-1: not a mode). */
 const char *policy_net_mode_name(enum wnet_mode m);

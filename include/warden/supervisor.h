@@ -16,6 +16,17 @@
 
 /* --- warden run ------------------------------------------------------------ *
  * cmd_run parses the command line into wrun_opts; doctor fills it directly. */
+
+/* `warden run --learn`, `warden policy learn` (docs/learn.md) */
+struct wrun_learn {
+	bool on;
+	const char *write;          /* --write FILE: the policy ("-": stdout) */
+	const char *json_file;      /* --refusals FILE: the structured list, JSON */
+	const char *name;           /* --name: the learned policy's (default "learned") */
+	const char *include[64];    /* --include PATH|HOST:PORT|SYSCALL */
+	size_t n_include;
+};
+
 struct wrun_opts {
 	const char *profile, *policy_file, *workspace, *net;
 	const char *audit_log, *json_file;
@@ -31,6 +42,7 @@ struct wrun_opts {
 	bool strict_limits;      /* refuse a limit nothing here can enforce */
 	bool raw;                /* relay escape sequences to a terminal unchanged */
 	int out_fd, err_fd;      /* where to relay; 0 means 1 and 2 */
+	struct wrun_learn learn;
 };
 
 
@@ -43,6 +55,7 @@ struct wrun_result {
 	uint64_t denied_total;
 	bool output_direct;      /* stdout went into the caller's pipe, uncounted
 	                          * (run.c direct_stdout); output_bytes is stderr's */
+	bool learn_incomplete;   /* --learn: the learning was not complete */
 	char session[32];
 };
 

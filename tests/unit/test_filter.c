@@ -894,16 +894,17 @@ static void test_eval_rejects(void **state)
  * allowlist (learning looks only at what the policy allows). */
 static void test_learn_names(void **state)
 {
-	for (size_t i = 0; i < wfilter_learn_names_n; i++) {
+	for (size_t i = 0; i < wfilter_learn_calls_n; i++) {
+		const char *name = wfilter_learn_calls[i].name;
 		bool listed = false;
 
 		if (i)
-			assert_true(strcmp(wfilter_learn_names[i - 1], wfilter_learn_names[i]) < 0);
-		assert_true(wfilter_learn_nr(nr_of(wfilter_learn_names[i])));
+			assert_true(strcmp(wfilter_learn_calls[i - 1].name, name) < 0);
+		assert_ptr_equal(wfilter_learn_call(nr_of(name)), &wfilter_learn_calls[i]);
 		for (size_t j = 0; j < wfilter_allowlist_n; j++)
-			listed |= !strcmp(wfilter_allowlist[j], wfilter_learn_names[i]);
+			listed |= !strcmp(wfilter_allowlist[j], name);
 		if (!listed)
-			fail_msg("%s is in the learn set but not on the allowlist", wfilter_learn_names[i]);
+			fail_msg("%s is in the learn set but not on the allowlist", name);
 	}
 	assert_false(wfilter_learn_nr(nr_of("getpid")));
 	assert_false(wfilter_learn_nr(-1));

@@ -1,0 +1,33 @@
+/* Private to cli/: the learning options shared by cmd_run.c and
+ * cmd_policy.c (cli/cmd_learn.c). */
+#ifndef WARDEN_CMD_LEARN_H
+#define WARDEN_CMD_LEARN_H
+
+#include "warden/supervisor.h"
+
+enum { OPT_LEARN = 512, OPT_WRITE, OPT_REFUSALS, OPT_NAME, OPT_INCLUDE };
+
+#define CMD_LEARN_OPTIONS \
+	{ "learn", no_argument, NULL, OPT_LEARN }, \
+	{ "write", required_argument, NULL, OPT_WRITE }, \
+	{ "refusals", required_argument, NULL, OPT_REFUSALS }, \
+	{ "name", required_argument, NULL, OPT_NAME }, \
+	{ "include", required_argument, NULL, OPT_INCLUDE }
+
+#define CMD_LEARN_USAGE \
+	"  --learn             record what the program was refused and print the\n" \
+	"                      smallest policy that extends the profile and allows it\n" \
+	"  --write FILE        with --learn: write that policy to FILE (\"-\": stdout)\n" \
+	"  --name NAME         its name (default: learned)\n" \
+	"  --include ENTRY     add a dangerous proposal anyway (a path, HOST:PORT)\n" \
+	"  --refusals FILE     the refusals as JSON, one object\n"
+
+/* one of the options above into o; -1 (said why) */
+int cmd_learn_opt(int opt, const char *arg, struct wrun_opts *o);
+/* after parsing: -1 (said why) when they were given without --learn */
+int cmd_learn_check(const struct wrun_opts *o);
+/* `warden run` (learn false) and `warden policy learn` (true) */
+int cmd_run_as(int argc, char **argv, bool learn);
+int cmd_policy_learn(int argc, char **argv);
+
+#endif
