@@ -1,6 +1,6 @@
 /* The learning options of `warden run` (--learn and the four that go with
- * it), and `warden policy learn`, which is `warden run --learn` by another
- * name (docs/learn.md).  The run itself is wrun() (supervisor/run.c). */
+ * it); `warden policy learn` is `warden run --learn` by another name
+ * (cmd_run_as; docs/learn.md).  The run itself is wrun() (supervisor/run.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -53,9 +53,4 @@ int cmd_learn_check(const struct wrun_opts *o)
 		return -1;
 	}
 	return 0;
-}
-
-int cmd_policy_learn(int argc, char **argv)
-{
-	return cmd_run_as(argc, argv, true);
 }

@@ -28,6 +28,5 @@ int cmd_learn_opt(int opt, const char *arg, struct wrun_opts *o);
 int cmd_learn_check(const struct wrun_opts *o);
 /* `warden run` (learn false) and `warden policy learn` (true) */
 int cmd_run_as(int argc, char **argv, bool learn);
-int cmd_policy_learn(int argc, char **argv);
 
 #endif

@@ -242,7 +242,7 @@ int cmd_policy(int argc, char **argv)
 	}
 	/* its options are warden run's, the program's follow "--" */
 	if (!strcmp(sub, "learn"))
-		return cmd_policy_learn(argc - 1, argv + 1);
+		return cmd_run_as(argc - 1, argv + 1, true);
 	/* `warden policy SUB --help` */
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {

@@ -638,3 +638,31 @@ int wfilter_load_prog(const struct wfilter_prog *prog, int *notify_fd, struct we
 		*notify_fd = (int)rc; /* the kernel creates it close-on-exec */
 	return 0;
 }
+
+/* The program a run of p loads, for wfilter_eval (filter.h) */
+int wfilter_policy_prog(const struct wpolicy *p, const struct sock_filter **insns, size_t *len,
+                        struct sock_filter **owned, struct werr *err)
+{
+	const struct wfilter_prog *prog = wfilter_find_prebuilt(p);
+	scmp_filter_ctx ctx = NULL;
+	size_t n = 0;
+	int rc;
+
+	*insns = NULL;
+	*len = 0;
+	*owned = NULL;
+	if (prog) {
+		*insns = prog->insns;
+		*len = prog->len;
+		return 0;
+	}
+	if (wfilter_build(p, &ctx, err) < 0)
+		return -1;
+	rc = wfilter_export(ctx, owned, &n, err);
+	seccomp_release(ctx);
+	if (rc < 0)
+		return -1;
+	*insns = *owned;
+	*len = n;
+	return 0;
+}

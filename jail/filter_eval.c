@@ -177,30 +177,3 @@ uint32_t wfilter_eval(const struct sock_filter *insns, size_t len, const struct 
 	}
 	return SECCOMP_RET_KILL_PROCESS;   /* fell off the end */
 }
-
-int wfilter_policy_prog(const struct wpolicy *p, const struct sock_filter **insns, size_t *len,
-                        struct sock_filter **owned, struct werr *err)
-{
-	const struct wfilter_prog *prog = wfilter_find_prebuilt(p);
-	scmp_filter_ctx ctx = NULL;
-	size_t n = 0;
-	int rc;
-
-	*insns = NULL;
-	*len = 0;
-	*owned = NULL;
-	if (prog) {
-		*insns = prog->insns;
-		*len = prog->len;
-		return 0;
-	}
-	if (wfilter_build(p, &ctx, err) < 0)
-		return -1;
-	rc = wfilter_export(ctx, owned, &n, err);
-	seccomp_release(ctx);
-	if (rc < 0)
-		return -1;
-	*insns = *owned;
-	*len = n;
-	return 0;
-}

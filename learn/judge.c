@@ -41,53 +41,6 @@
 static const char *const K_RO = "filesystem.read_only";
 static const char *const K_RW = "filesystem.read_write";
 
-int lj_read(struct lctx *c, uint64_t addr, void *buf, size_t n)
-{
-	size_t got = 0;
-
-	if (c->mem < 0 || !addr)
-		return -1;
-	while (got < n) {
-		ssize_t r = pread(c->mem, (char *)buf + got, n - got, (off_t)(addr + got));
-
-		if (r <= 0)
-			return -1;
-		got += (size_t)r;
-	}
-	return 0;
-}
-
-/* A NUL-terminated string of at most cap - 1 bytes, read a page at a time
- * (the rest of a page may be unmapped); -1 when longer or unreadable. */
-static int read_str(struct lctx *c, uint64_t addr, char *buf, size_t cap)
-{
-	size_t got = 0;
-
-	if (c->mem < 0 || !addr)
-		return -1;
-	while (got < cap - 1) {
-		size_t page = 4096 - ((addr + got) & 4095), want = cap - 1 - got;
-		ssize_t r = pread(c->mem, buf + got, want < page ? want : page, (off_t)(addr + got));
-		char *nul;
-
-		if (r <= 0)
-			return -1;
-		if ((nul = memchr(buf + got, '\0', (size_t)r)))
-			return 0;
-		got += (size_t)r;
-	}
-	return -1;
-}
-
-struct wl_refusal *lj_add(struct lctx *c, enum wl_op op, const char *target, const char *call,
-                          const char *why, const char *key, const char *value)
-{
-	struct wl_refusal *r = wl_add(&c->list, op, target, call, why, key, value, c->id);
-
-	c->recorded = true;
-	return r;
-}
-
 /* dir/p, or p when absolute; false when it does not fit or no directory
  * is known for a relative path */
 static bool absolute(const char *dir, const char *p, char *out, size_t cap)
@@ -308,20 +261,16 @@ void lj_call(struct lctx *c, int nr, const uint64_t a[6], const char *dir, const
 	int at_flags = 0;
 	bool have2 = false;
 
-	if (!k)
-		return;
+	if (!k || k->path1 < 0)
+		return;   /* the network's calls are lj_net's */
 	n = k->name;
-	if (k->path1 < 0) {
-		lj_net(c, n, nr, a);
-		return;
-	}
-	if (read_str(c, a[k->path1], p1, sizeof(p1)) < 0) {
+	if (lj_read_str(c, a[k->path1], p1, sizeof(p1)) < 0) {
 		c->unread++;
 		return;
 	}
 	if (!p1[0] || !absolute(dir, p1, j1, sizeof(j1)))
 		return;   /* "" with AT_EMPTY_PATH: the dirfd itself, no path */
-	if (k->path2 >= 0 && read_str(c, a[k->path2], p2, sizeof(p2)) == 0 && p2[0])
+	if (k->path2 >= 0 && lj_read_str(c, a[k->path2], p2, sizeof(p2)) == 0 && p2[0])
 		have2 = absolute(dir2, p2, j2, sizeof(j2));
 
 	if (!strcmp(n, "open"))
@@ -371,7 +320,7 @@ void lj_call(struct lctx *c, int nr, const uint64_t a[6], const char *dir, const
 	}
 }
 
-void lj_call_path(struct lctx *c, const char *call, const char *path)
+void lj_socket_path(struct lctx *c, const char *call, const char *path)
 {
 	if (path[0] == '/')
 		judge(c, call, WL_CONNECT, path, true);

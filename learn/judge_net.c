@@ -96,7 +96,7 @@ static void destination(struct lctx *c, const char *call, int fd, const struct s
 		return;
 	if (fam == AF_UNIX) {
 		/* a socket on the host: a path like any other */
-		lj_call_path(c, call, a);
+		lj_socket_path(c, call, a);
 		return;
 	}
 	if (port == 53) {

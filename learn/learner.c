@@ -36,6 +36,7 @@
 
 #include "learner.h"
 #include "warden/buf.h"
+#include "warden/filter.h"
 #include "warden/landlock.h"
 #include "warden/policy.h"
 #include "warden/util.h"
@@ -183,10 +184,16 @@ static void on_call(struct lctx *c, struct wrd *r, int fd)
 	c->tid = tid;
 	c->mem = fd;
 	c->recorded = false;
-	if (fd < 0)
+	if (fd < 0) {
 		c->unread++;
-	else
-		lj_call(c, (int)nr, a, dir, dir2);
+	} else {
+		const struct wfilter_learn_call *k = wfilter_learn_call((int)nr);
+
+		if (k && k->path1 < 0)
+			lj_net(c, k->name, (int)nr, a);
+		else
+			lj_call(c, (int)nr, a, dir, dir2);
+	}
 	c->mem = -1;
 	done(id, c->recorded);
 }

@@ -29,18 +29,20 @@ struct lctx {
 	size_t ex_n;
 };
 
-/* learn/judge.c: one forwarded call (nr, args) whose paths are relative to
- * dir and dir2 (the jail's paths); network calls go to lj_net */
+/* learn/judge.c: one forwarded call (nr, args) that names paths, relative
+ * to dir and dir2 (the jail's paths) */
 void lj_call(struct lctx *c, int nr, const uint64_t a[6], const char *dir, const char *dir2);
 /* a unix socket's path, judged like a file the call reads */
-void lj_call_path(struct lctx *c, const char *call, const char *path);
+void lj_socket_path(struct lctx *c, const char *call, const char *path);
 /* learn/judge_net.c */
 void lj_net(struct lctx *c, const char *call, int nr, const uint64_t a[6]);
 void lj_proxy(struct lctx *c, const char *method, const char *host, uint32_t port,
               uint32_t status, const char *reason, const char *address);
 void lj_denied(struct lctx *c, const char *name, uint64_t count, const char *first);
-/* Read exactly n bytes of the caller's memory at addr; 0 or -1. */
+/* learn/mem.c: read exactly n bytes of the caller's memory at addr, or a
+ * NUL-terminated string of at most cap - 1 bytes; 0 or -1 */
 int lj_read(struct lctx *c, uint64_t addr, void *buf, size_t n);
+int lj_read_str(struct lctx *c, uint64_t addr, char *buf, size_t cap);
 /* Record a refusal for the current call (c->recorded) */
 struct wl_refusal *lj_add(struct lctx *c, enum wl_op op, const char *target, const char *call,
                           const char *why, const char *key, const char *value);

@@ -250,7 +250,7 @@ static void on_wall(struct wloop *lp, struct wsrc *src, uint32_t events)
 	kill_jail(run_of(lp), WB_TIMEOUT);
 }
 
-void run_on_notify(struct wloop *lp, struct wsrc *src, uint32_t events)
+static void on_notify(struct wloop *lp, struct wsrc *src, uint32_t events)
 {
 	struct run *r = run_of(lp);
 
@@ -518,7 +518,7 @@ static int run_watch(struct run *r, struct wrun_result *res, struct werr *err)
 			return -1;
 		r->jr.jl.notify_fd = -1;
 		if (r->notify.fd >= 0)
-			wloop_watch(&r->loop, &r->notify_src, r->notify.fd, EPOLLIN, run_on_notify,
+			wloop_watch(&r->loop, &r->notify_src, r->notify.fd, EPOLLIN, on_notify,
 			            NULL);
 	}
 	/* network mode proxy: served on this loop until run_free */

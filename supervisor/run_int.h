@@ -69,9 +69,6 @@ struct run {
 	struct werr learn_err;
 };
 
-/* run.c's handler of the seccomp listener, for run_learn.c */
-void run_on_notify(struct wloop *lp, struct wsrc *src, uint32_t events);
-
 /* run_learn.c: the steps of a learning run, each a no-op (0) without
  * --learn: before --net/--allow are applied, after the filter is chosen,
  * instead of jr_start (the jail is started on the loop, which answers

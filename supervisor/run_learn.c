@@ -52,6 +52,18 @@ int run_learn_prepare(struct run *r, struct jail_spec *spec, struct werr *err)
 	return 0;
 }
 
+/* The listener of a learning run, from the jail's start to its end (the
+ * same as run.c's for other runs: wnotify_handle diverts to learn.c). */
+static void on_notify(struct wloop *lp, struct wsrc *src, uint32_t events)
+{
+	struct run *r = (struct run *)lp;
+
+	if (events & EPOLLIN)
+		wnotify_handle(&r->notify);
+	else if (events & (EPOLLHUP | EPOLLERR))
+		wloop_forget(lp, src);   /* the fd is the notify's */
+}
+
 /* The jail's reports while it starts: once READY came (with the listener),
  * its notifications are answered on this loop, so the program's own
  * execve, which notifies, can run. */
@@ -69,7 +81,7 @@ static void on_sync(struct wloop *lp, struct wsrc *src, uint32_t events)
 		}
 		r->notify.divert = wlearn_divert;
 		r->notify.divert_ctx = r->learn;
-		wloop_watch(lp, &r->notify_src, r->notify.fd, EPOLLIN, run_on_notify, NULL);
+		wloop_watch(lp, &r->notify_src, r->notify.fd, EPOLLIN, on_notify, NULL);
 		wlearn_ready(r->learn, r->jr.jl.pid, r->notify.fd);
 	}
 	if (rc != 0)
