@@ -196,18 +196,30 @@ void lj_proxy(struct lctx *c, const char *method, const char *host, uint32_t por
 	(void)method;
 }
 
+static bool allowlisted(const char *name)
+{
+	for (size_t i = 0; i < wfilter_allowlist_n; i++)
+		if (!strcmp(wfilter_allowlist[i], name))
+			return true;
+	return false;
+}
+
 void lj_denied(struct lctx *c, const char *name, uint64_t count, const char *first)
 {
 	const char *why = wfilter_forbidden_why(name);
+	bool listed = allowlisted(name);
 	char *w = xasprintf("the policy denies it (EPERM)%s%s", first[0] ? "; first: " : "", first);
 	struct wl_refusal *r;
 
-	r = lj_add(c, WL_SYSCALL, name, name, w, why ? NULL : "syscalls.allow_extra",
-	           why ? NULL : name);
+	r = lj_add(c, WL_SYSCALL, name, name, w, why || listed ? NULL : "syscalls.allow_extra",
+	           why || listed ? NULL : name);
 	free(w);
 	if (!r)
 		return;
 	r->count = count ? count : 1;
 	if (why && !r->note)
 		r->note = xasprintf("no policy can allow it: %s", why);
+	else if (listed && !r->note)
+		r->note = xstrdup("the filter allows it, but not with these arguments (a set-id mode, "
+		                  "namespace flags, a terminal ioctl...): no policy changes that");
 }

@@ -150,7 +150,7 @@ void wl_settle(struct wl_list *l, const struct wl_base *b)
 			continue;
 		for (size_t j = 0; j < l->n; j++) {
 			const struct wl_refusal *o = &l->v[j];
-			bool stronger;
+			bool stronger, same_entry;
 
 			if (i == j || !o->included || !is_path_key(o->key))
 				continue;
@@ -158,7 +158,12 @@ void wl_settle(struct wl_list *l, const struct wl_base *b)
 			           !strcmp(o->key, r->key);
 			if (!stronger)
 				continue;
-			if (below(r->value, o->value) ||
+			/* the same entry twice (a stat, then an open): one stays,
+			 * the first that is not only a look */
+			same_entry = !strcmp(r->value, o->value) && !strcmp(r->key, o->key) &&
+			             ((r->op == WL_PROBE) > (o->op == WL_PROBE) ||
+			              ((r->op == WL_PROBE) == (o->op == WL_PROBE) && j < i));
+			if (below(r->value, o->value) || same_entry ||
 			    (!strcmp(r->value, o->value) && strcmp(r->key, o->key))) {
 				r->included = false;
 				r->covered = true;
@@ -336,8 +341,12 @@ void wl_print(const struct wl_list *l, const struct wl_base *b, int fd)
 		inert(n, sizeof(n), r->note);
 		if (r->key && r->included) {
 			in++;
-			dprintf(fd, "  + %s += %s: the program %s (%s, %llu time%s); %s%s%s\n", r->key, v,
-			        verb(r), r->call, c, c == 1 ? "" : "s", w, n[0] ? "; " : "", n);
+			if (r->danger)
+				inert(n, sizeof(n), r->danger);
+			dprintf(fd, "  + %s += %s: the program %s (%s, %llu time%s); %s%s%s%s\n", r->key,
+			        v, verb(r), r->call, c, c == 1 ? "" : "s", w,
+			        r->danger ? "; DANGEROUS, added because --include names it: " : "",
+			        n[0] ? (r->danger ? "" : "; ") : "", n);
 		} else if (r->key && r->danger) {
 			out++;
 			inert(n, sizeof(n), r->danger);
