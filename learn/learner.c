@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <linux/openat2.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <string.h>
@@ -147,7 +148,21 @@ static int confine(struct werr *err)
 	if (rc == 0)
 		rc = seccomp_load(ctx);
 	seccomp_release(ctx);
-	return rc < 0 ? werr_set(err, -rc, "the learner's seccomp filter") : 0;
+	if (rc < 0)
+		return werr_set(err, -rc, "the learner's seccomp filter");
+	/* checked, not assumed: opening a directory for reading must now fail
+	 * (openat2 passes the filter whatever its flags: Landlock alone can
+	 * refuse it) */
+	{
+		struct open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC };
+		int fd = (int)syscall(SYS_openat2, AT_FDCWD, "/", &how, sizeof(how));
+
+		if (fd >= 0) {
+			close(fd);
+			return werr_set(err, 0, "Landlock did not confine the learner");
+		}
+	}
+	return 0;
 }
 
 static void done(uint64_t id, bool recorded)

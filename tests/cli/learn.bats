@@ -75,6 +75,15 @@ sys.exit(0 if ok else 1)
 EOF
 }
 
+# wait for the background warden $WPID; its status in $st.  A warden
+# still running after 120 s is a hang: killed, and the test fails.
+wait_warden() {
+	st=0
+	timeout 120 tail --pid="$WPID" -f /dev/null || { kill -KILL "$WPID"; st=999; }
+	[ "$st" -eq 0 ] && { wait "$WPID" || st=$?; }
+	WPID=
+}
+
 # the learner of the run whose workspace is $WS, as "PID" (from /proc)
 learner_pid() {
 	procs_matching "--workspace $WS" | grep -- "$WL_ARG" | head -1 | sed 's|^/proc/\([0-9]*\):.*|\1|'
@@ -187,9 +196,8 @@ waiting_program() {
 	[ -n "$lp" ]
 	kill -KILL "$lp"
 	touch "$WS/go"
-	local st=0
-	wait "$WPID" || st=$?
-	WPID=
+	local st
+	wait_warden
 	cat "$T/out" "$T/err"
 	[ "$st" -eq 0 ]
 	grep -qx end "$T/out"
@@ -209,15 +217,49 @@ waiting_program() {
 	[ -n "$lp" ]
 	kill -STOP "$lp"
 	touch "$WS/go"
-	local st=0
-	wait "$WPID" || st=$?
-	WPID=
+	local st
+	wait_warden
 	cat "$T/out" "$T/err"
 	[ "$st" -eq 0 ]
 	grep -qx end "$T/out"
 	grep -q "learning is incomplete: the learner did not answer within 10 s" "$T/err"
 	[ ! -e "$T/p.json" ]
 	[ -z "$(learner_pid)" ]
+}
+
+# The learner reads hostile memory: judged from the host while it runs
+# (its /proc status), and by its own check that Landlock refuses it a
+# directory it could otherwise open (learn/learner.c, else it stops and
+# learning is incomplete, which the scenarios above would show).
+@test "learn: the learner is confined: no capability, no_new_privs, seccomp; as root, the jail's own host uid" {
+	"$WARDEN" run --learn --quiet --workspace "$WS" -- sh -c "$(waiting_program)" > "$T/out" 2> "$T/err" &
+	WPID=$!
+	wait_file "$WS/ready"
+	local lp jp
+	lp=$(learner_pid)
+	[ -n "$lp" ]
+	cat "/proc/$lp/status" > "$T/status"
+	jp=$(procs_matching "while [ ! -e go ]" | grep -v -e "$WL_ARG" -e "warden run" | head -1 | sed 's|^/proc/\([0-9]*\):.*|\1|')
+	[ -n "$jp" ]
+	grep -E '^Uid:' "/proc/$jp/status" > "$T/jail.uid"
+	touch "$WS/go"
+	local st
+	wait_warden
+	cat "$T/status" "$T/err"
+	[ "$st" -eq 0 ]
+	grep -qE '^CapEff:\s+0+$' "$T/status"
+	grep -qE '^CapPrm:\s+0+$' "$T/status"
+	grep -qE '^CapBnd:' "$T/status"
+	grep -qE '^NoNewPrivs:\s+1$' "$T/status"
+	grep -qE '^Seccomp:\s+2$' "$T/status"
+	# as root: never uid 0, the jail's own uid; otherwise the caller's
+	if is_root; then
+		[ "$(awk '/^Uid:/ { print $2 }' "$T/status")" -ne 0 ]
+		[ "$(grep -E '^Uid:' "$T/status")" = "$(cat "$T/jail.uid")" ]
+	else
+		grep -qE "^Uid:\s+$(id -u)\s+$(id -u)\s+$(id -u)\s+$(id -u)$" "$T/status"
+	fi
+	[[ "$(cat "$T/err")" != *"INCOMPLETE"* ]]
 }
 
 # A call of the learn set the policy denies (open with a set-id mode) and
@@ -255,9 +297,8 @@ EOF
 	local lp
 	lp=$(learner_pid)
 	touch "$WS/go"
-	local st=0
-	wait "$WPID" || st=$?
-	WPID=
+	local st
+	wait_warden
 	[ "$st" -eq 0 ]
 	[ -z "$lp" ]
 	# the control: a learning run of the same program has one
@@ -267,9 +308,7 @@ EOF
 	wait_file "$WS/ready"
 	lp=$(learner_pid)
 	touch "$WS/go"
-	st=0
-	wait "$WPID" || st=$?
-	WPID=
+	wait_warden
 	[ "$st" -eq 0 ]
 	[ -n "$lp" ]
 	# a denied call in a normal run: one "denied" record, as always
