@@ -14,13 +14,10 @@ enum { OPT_LEARN = 512, OPT_WRITE, OPT_REFUSALS, OPT_NAME, OPT_INCLUDE };
 	{ "name", required_argument, NULL, OPT_NAME }, \
 	{ "include", required_argument, NULL, OPT_INCLUDE }
 
+/* one line: warden run --help has 24 (tests/cli/commands.bats); the rest
+ * is in warden-run(1) */
 #define CMD_LEARN_USAGE \
-	"  --learn             record what the program was refused and print the\n" \
-	"                      smallest policy that extends the profile and allows it\n" \
-	"  --write FILE        with --learn: write that policy to FILE (\"-\": stdout)\n" \
-	"  --name NAME         its name (default: learned)\n" \
-	"  --include ENTRY     add a dangerous proposal anyway (a path, HOST:PORT)\n" \
-	"  --refusals FILE     the refusals as JSON, one object\n"
+	"  --learn             print the policy it lacked (--write FILE: man warden-run)\n"
 
 /* one of the options above into o; -1 (said why) */
 int cmd_learn_opt(int opt, const char *arg, struct wrun_opts *o);

@@ -240,9 +240,15 @@ int cmd_policy(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	/* its options are warden run's, the program's follow "--" */
-	if (!strcmp(sub, "learn"))
+	/* its options are warden run's; the program's follow "--" */
+	if (!strcmp(sub, "learn")) {
+		for (int i = 2; i < argc && strcmp(argv[i], "--") && argv[i][0] == '-'; i++)
+			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+				usage(stdout);
+				return 0;
+			}
 		return cmd_run_as(argc - 1, argv + 1, true);
+	}
 	/* `warden policy SUB --help` */
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {

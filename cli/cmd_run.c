@@ -62,8 +62,7 @@ static void run_usage(FILE *f)
 	      "  --audit-log FILE    where to append the audit records\n"
 	      "  --json FILE         write a JSON summary of the run to FILE\n"
 	      "  --no-stdin, --quiet /dev/null as stdin; no summary lines on stderr\n"
-	      "  --raw               pass escape sequences to a terminal unchanged (else\n"
-	      "                      shown inert, ESC as ^[, on a terminal stdout/stderr)\n"
+	      "  --raw               pass escape sequences to a terminal unchanged\n"
 	      CMD_LEARN_USAGE
 	      "Exit status: the program's; 128+N if killed by signal N; 124 on timeout;\n"
 	      "125 if warden failed; 126/127 if PROGRAM cannot run or is not found.\n"

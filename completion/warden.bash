@@ -60,7 +60,8 @@ _warden()
 	case $cmd in
 	run)
 		opts="--profile --policy --workspace --memory --pids --cpus --timeout --cpu-time
-		      --output --net --allow --env --audit-log --json --no-stdin --quiet --raw --help --"
+		      --output --net --allow --env --audit-log --json --no-stdin --quiet --raw
+		      --learn --write --name --include --refusals --help --"
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "$opts" -- "$cur"))
 		else
@@ -79,7 +80,7 @@ _warden()
 		COMPREPLY=($(compgen -W "$opts" -- "$cur")) ;;
 	policy)
 		if [ "$COMP_CWORD" -eq $((i + 1)) ]; then
-			COMPREPLY=($(compgen -W "check show list --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "check show list learn --help" -- "$cur"))
 		else
 			case ${COMP_WORDS[i+1]} in
 			check) COMPREPLY=($(compgen -f -- "$cur")) ;;
