@@ -8,7 +8,7 @@
 #   firejail  firejail --noprofile --net=none (when installed)
 # then the kernel's floor under warden, layer by layer (bench/floor.sh),
 # sessions (bench/sessions.py), the protected paths (bench/protect.py),
-# the output relay, and the egress proxy
+# the output relay, learning (bench/learn.py), and the egress proxy
 # against a direct loopback connection (bench/proxy.py).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -127,6 +127,11 @@ for k in t:
     m = statistics.median(t[k])
     print("  %-32s %.3f s  %.2fx" % (k, m, p / m))
 PY
+echo
+# Learning (docs/learn.md): an import-heavy Python program bare, under
+# warden run and under warden run --learn; with BENCH_OLD_WARDEN, a normal
+# run against a warden from before learning (normal runs pay nothing).
+python3 "$top/bench/learn.py" "$W" || true
 echo
 # The egress proxy (network mode proxy): 1 GiB and new connections through
 # it against a direct loopback connection, alternated, medians.
