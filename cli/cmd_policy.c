@@ -16,7 +16,7 @@ static void usage(FILE *f)
 	      "       warden policy show [NAME|FILE] [--catalog [--json|--markdown]]\n"
 	      "       warden policy list\n"
 	      "       warden policy learn [--profile P] [--write FILE] [--name NAME]\n"
-	      "                           [--include ENTRY]... [RUN OPTIONS] -- PROGRAM [ARG...]\n"
+	      "                    [--include ENTRY]... [RUN OPTIONS] -- PROGRAM [ARG...]\n"
 	      "\n"
 	      "  check FILE...   validate policy files; errors are printed as FILE:LINE:COL\n"
 	      "  show NAME|FILE  print the effective policy (inheritance resolved, defaults\n"
