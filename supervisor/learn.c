@@ -313,6 +313,17 @@ static char **learner_argv(const struct wlearn_conf *c)
 	return v;
 }
 
+int wlearn_attach(struct wlearn *L, struct wloop *l, int sock, struct werr *err)
+{
+	L->loop = l;
+	if (!L->resp)
+		L->resp = xcalloc(1, wnotify_resp_size());
+	if (wloop_watch(l, &L->sock, sock, EPOLLIN, on_sock, L) < 0 ||
+	    wloop_timer(l, &L->timer, EPOLLIN, on_tick, L) < 0)
+		return werr_set(err, errno, "learning: watching the learner");
+	return 0;
+}
+
 int wlearn_start(struct wlearn *L, struct wloop *l, const struct wlearn_conf *c,
                  struct werr *err)
 {
@@ -382,11 +393,8 @@ int wlearn_start(struct wlearn *L, struct wloop *l, const struct wlearn_conf *c,
 		L->pid = 0;
 		goto out;
 	}
-	if (wloop_watch(l, &L->sock, steal_fd(&sp[0]), EPOLLIN, on_sock, L) < 0 ||
-	    wloop_timer(l, &L->timer, EPOLLIN, on_tick, L) < 0) {
-		werr_set(err, errno, "learning: watching the learner");
+	if (wlearn_attach(L, l, steal_fd(&sp[0]), err) < 0)
 		goto out;
-	}
 	rc = 0;
 out:
 	closep(&sp[0]);

@@ -83,6 +83,10 @@ int wlearn_init(struct wlearn *L, const struct wpolicy *pol, struct werr *err);
 /* Start the learner on loop l (once the jail's host ids are known). */
 int wlearn_start(struct wlearn *L, struct wloop *l, const struct wlearn_conf *c,
                  struct werr *err);
+/* Its half: sock (the learner's end of the pair is elsewhere) and the
+ * deadline's timer on l.  wlearn_start's; tests/unit/test_learn_sv.c
+ * plays a learner through it. */
+int wlearn_attach(struct wlearn *L, struct wloop *l, int sock, struct werr *err);
 /* The jail reported READY: its listener, to answer on, and its init
  * (warden's own code, whose calls are not the program's). */
 void wlearn_ready(struct wlearn *L, pid_t init_pid, int notify_fd);

@@ -29,7 +29,8 @@ static size_t req_size, resp_size;
 
 size_t wnotify_resp_size(void)
 {
-	return resp_size;
+	return resp_size > sizeof(struct seccomp_notif_resp) ? resp_size
+	                                                     : sizeof(struct seccomp_notif_resp);
 }
 
 int wnotify_init(struct wnotify *w, int fd, struct waudit *audit, const char *session,
