@@ -14,7 +14,7 @@ static void usage(FILE *f)
 	      "  chat [OPTIONS] [MESSAGE]            the conversation (the default)\n"
 	      "  serve --stdio [OPTIONS]             JSON-lines API for other programs\n"
 	      "  run [OPTIONS] -- PROGRAM [ARG...]   run one program in a fresh jail\n"
-	      "  policy check FILE | show NAME | list\n"
+	      "  policy check FILE|NAME | show NAME | list\n"
 	      "  audit [--session ID] [--denied] [--json] [--audit-log FILE]\n"
 	      "  doctor                              what this kernel and user can use\n"
 	      "  version\n"

@@ -162,6 +162,17 @@ enum jail_ev jail_read(struct jail *j);
  * (it was killed), si is left as it is. */
 void jail_exit_status(struct jail *j, siginfo_t *si);
 
+/* `warden policy check`: what jail_start would refuse in spec's policy on
+ * this machine, found before anything is made (jail/plan.c): a bind that
+ * cannot be used (missing and not optional, a link below a place the jail
+ * can write), a path warden builds itself (/proc, /dev).  All of them, not
+ * only the first: each appended to msgs ("what; fix"), with at the same
+ * index in paths the bind at fault and in below the writable place it
+ * lies in ("" when none).  spec->protect_reg must be NULL: nothing is
+ * made on the host (no placeholder).  0 when there is none, else -1. */
+int jail_plan_check(const struct jail_spec *spec, struct wstrv *paths, struct wstrv *below,
+                    struct wstrv *msgs);
+
 /* What the protections of a jail for workspace ws depend on at its root
  * and the caller's home (jail/protect.c): a sum that changes when a
  * catalog path there (or one of extra) appears, goes or is replaced.  The

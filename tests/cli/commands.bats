@@ -192,3 +192,81 @@ audit_two_sessions() {
 	[[ "$output" != *bad4* ]]
 	[[ "$stderr" == *"$AUDIT:4: malformed audit record; \"call\" has the wrong type"* ]]
 }
+
+# Issue 20 (5): `policy check` said ok where `warden run` then refused the
+# policy.  It now makes the run's own checks against this machine (the
+# mount plan: links below writable places, binds that cannot be used) for
+# the current directory or --workspace, each located in the file.
+@test "policy check: refuses what a run refuses (a link below a writable place), located in the file" {
+	mkdir "$WS/real"
+	ln -s real "$WS/link"
+	printf '{\n  "extends": "workspace",\n  "filesystem": {"read_only+": ["$WORKSPACE/link"]}\n}\n' > "$WS.json"
+	run "$WARDEN" run --workspace "$WS" --policy "$WS.json" -- /bin/true
+	echo "$output"
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"binds $WS/link, which is a symlink below $WS"* ]]
+	run "$WARDEN" policy check --workspace "$WS" "$WS.json"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$WS.json:3:33: the policy "*" binds $WS/link, which is a symlink below $WS, a place the jail can write"*"; bind a narrower writable path"* ]]
+	[[ "$output" == *"$WS.json: 1 error for a run in $WS (--workspace)"* ]]
+	# without --workspace: the current directory, as for a run
+	run bash -c 'cd "$1" && "$2" policy check "$1.json"' _ "$WS" "$WARDEN"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"1 error for a run in $WS (the current directory"* ]]
+	# the issue's own case, where /etc/localtime is a link: "read_write" /etc
+	if [ -L /etc/localtime ]; then
+		printf '{\n  "extends": "workspace",\n  "filesystem": {"read_write+": ["/etc"]}\n}\n' > "$WS.json"
+		run "$WARDEN" policy check --workspace "$WS" "$WS.json"
+		echo "$output"
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"$WS.json:3:34: "*"binds /etc/localtime, which is a symlink below /etc"* ]]
+	fi
+	rm -f "$WS.json"
+}
+
+@test "policy check: a bind that does not exist, and nothing is made in the workspace" {
+	mkdir -p "$WS/.git" "$WS/sub"
+	printf '{\n  "extends": "workspace",\n  "filesystem": {"read_only+": ["/nonexistent-warden-test"]}\n}\n' > "$WS.json"
+	find "$WS" | sort > "$WS.before"
+	run "$WARDEN" policy check --workspace "$WS" "$WS.json"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$WS.json:3:33: the policy "*" binds /nonexistent-warden-test, but it cannot be used (No such file or directory); create it, or remove it"* ]]
+	find "$WS" | sort > "$WS.after"
+	diff "$WS.before" "$WS.after"
+	rm -f "$WS.json" "$WS.before" "$WS.after"
+}
+
+@test "policy check: reports every error of the file, each at its line and column" {
+	printf '{\n  "limits": {"memroy": "1G", "pids": -3},\n  "network": {"mode": "nope"},\n  "foo": 1,\n  "env": {"pass": ["X"], "set": {"X": "1"}}\n}\n' > "$WS.json"
+	run "$WARDEN" policy check --workspace "$WS" "$WS.json"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$WS.json:2:14: unknown key \"memroy\" in \"limits\"; did you mean \"memory\"?"* ]]
+	[[ "$output" == *"$WS.json:2:38: \"pids\" must not be negative"* ]]
+	[[ "$output" == *"$WS.json:3:23: unknown network mode \"nope\""* ]]
+	[[ "$output" == *"$WS.json:4:3: unknown key \"foo\" at the top level"* ]]
+	[[ "$output" == *"$WS.json:5:"*"\"X\" is in both \"pass\" and \"set\""* ]]
+	[[ "$output" == *"$WS.json: 5 errors"* ]]
+	rm -f "$WS.json"
+}
+
+@test "policy check: takes a profile name as well as a file" {
+	run "$WARDEN" policy check --workspace "$WS" workspace strict network
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"workspace: ok (profile workspace; checked for a run in $WS)"* ]]
+	[[ "$output" == *"strict: ok (profile strict;"* ]]
+	mkdir -p "$WS.cfg/warden/profiles"
+	printf '{"extends": "workspace", "limits": {"pids": "many", "cpus": -1}}\n' > "$WS.cfg/warden/profiles/mine.json"
+	run env XDG_CONFIG_HOME="$WS.cfg" "$WARDEN" policy check --workspace "$WS" mine
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$WS.cfg/warden/profiles/mine.json:1:45: \"pids\""* ]]
+	[[ "$output" == *"$WS.cfg/warden/profiles/mine.json:1:61: \"cpus\""* ]]
+	run "$WARDEN" policy check nosuch-profile
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"unknown profile \"nosuch-profile\"; available profiles: "*"workspace"* ]]
+	rm -rf "$WS.cfg"
+}
