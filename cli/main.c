@@ -15,7 +15,7 @@ static void usage(FILE *f)
 	      "  serve --stdio [OPTIONS]             JSON-lines API for other programs\n"
 	      "  run [OPTIONS] -- PROGRAM [ARG...]   run one program in a fresh jail\n"
 	      "  policy check FILE|NAME | show NAME | list\n"
-	      "  audit [--session ID] [--denied] [--json] [--audit-log FILE]\n"
+	      "  audit [--last N|--since TIME|--all|--session ID] [--denied] [--json]\n"
 	      "  doctor                              what this kernel and user can use\n"
 	      "  version\n"
 	      "\n"

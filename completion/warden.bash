@@ -44,7 +44,8 @@ _warden()
 		return 0 ;;
 	-m|--model|--api-base|--api-key|--memory|--pids|--cpus|--timeout|--cpu-time|\
 	--output|--env|--max-output|--context-window|--max-tokens|--temperature|\
-	--system-message|--system-message-append|--connect-timeout|--idle-timeout|--session|--allow)
+	--system-message|--system-message-append|--connect-timeout|--idle-timeout|--session|--allow|\
+	--last|--since)
 		return 0 ;;
 	esac
 
@@ -82,12 +83,13 @@ _warden()
 			COMPREPLY=($(compgen -W "check show list --help" -- "$cur"))
 		else
 			case ${COMP_WORDS[i+1]} in
-			check) COMPREPLY=($(compgen -f -- "$cur")) ;;
+			check) COMPREPLY=($(compgen -W "$(_warden_profiles) --workspace" -- "$cur") $(compgen -f -- "$cur")) ;;
 			show)  COMPREPLY=($(compgen -W "$(_warden_profiles)" -- "$cur") $(compgen -f -X '!*.json' -- "$cur")) ;;
 			esac
 		fi ;;
 	audit)
-		COMPREPLY=($(compgen -W "--session --denied --json --audit-log --help" -- "$cur")) ;;
+		COMPREPLY=($(compgen -W "--last --since --all --session --denied --json --no-pager
+		                         --audit-log --help" -- "$cur")) ;;
 	doctor)
 		COMPREPLY=($(compgen -W "--help" -- "$cur")) ;;
 	esac

@@ -270,3 +270,91 @@ audit_two_sessions() {
 	[[ "$output" == *"unknown profile \"nosuch-profile\"; available profiles: "*"workspace"* ]]
 	rm -rf "$WS.cfg"
 }
+
+# Issue 20 (6): `warden audit` printed the whole log (5,409 lines as root).
+# As journalctl shows the end, it shows the last 10 runs or sessions;
+# --last N, --since TIME and --all choose others, for --json too.
+audit_runs() { # N runs of two records each, an hour apart, on 2031-01-01
+	local i
+	for i in $(seq 1 "$1"); do
+		printf '{"ts":"2031-01-01T%02d:00:00.000Z","event":"run_start","session":"run%02d","profile":"workspace","argv":["true"]}\n' "$i" "$i"
+		printf '{"ts":"2031-01-01T%02d:00:01.000Z","event":"run_end","session":"run%02d","reason":"exited"}\n' "$i" "$i"
+	done > "$AUDIT"
+}
+
+@test "audit: shows the last 10 runs or sessions by default; --last, --since and --all choose others" {
+	audit_runs 15
+	run --separate-stderr "$WARDEN" audit
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c ' run_start ' <<<"$output")" -eq 10 ]
+	[[ "$output" != *run05* ]]
+	[[ "$output" == *run06*run15* ]]
+	[[ "$stderr" == *"the last 10 of 15 runs and sessions"*"--all"* ]]
+	run --separate-stderr "$WARDEN" audit --json
+	[ "${#lines[@]}" -eq 20 ]
+	[[ "${lines[0]}" == *'"session":"run06"'* ]]
+	run --separate-stderr "$WARDEN" audit --all --json
+	[ "${#lines[@]}" -eq 30 ]
+	[ -z "$stderr" ]
+	run --separate-stderr "$WARDEN" audit --last 3 --json
+	[ "${#lines[@]}" -eq 6 ]
+	[[ "${lines[0]}" == *'"session":"run13"'* ]]
+	# --since: every record from then on (here in UTC), however many runs
+	run --separate-stderr env TZ=UTC "$WARDEN" audit --since '2031-01-01 03:00' --json
+	[ "${#lines[@]}" -eq 26 ]
+	[[ "${lines[0]}" == *'"session":"run03"'* ]]
+	run --separate-stderr env TZ=UTC "$WARDEN" audit --since 2031-01-01T13:00:00 --last 2 --json
+	[ "${#lines[@]}" -eq 4 ]
+	[[ "${lines[0]}" == *'"session":"run14"'* ]]
+	# --session is one run or session: no other limit
+	run --separate-stderr "$WARDEN" audit --session run01 --json
+	[ "${#lines[@]}" -eq 2 ]
+	run "$WARDEN" audit --since 'next tuesday'
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--since 'next tuesday'"*"2024-05-01"*"1h ago"* ]]
+	run "$WARDEN" audit --last 0
+	[ "$status" -eq 2 ]
+}
+
+@test "audit: --since takes a time relative to now" {
+	{
+		printf '{"ts":"%s","event":"run_start","session":"old1","profile":"p","argv":["a"]}\n' "$(date -u -d '3 hours ago' +%Y-%m-%dT%H:%M:%S.000Z)"
+		printf '{"ts":"%s","event":"run_start","session":"new2","profile":"p","argv":["a"]}\n' "$(date -u -d '10 minutes ago' +%Y-%m-%dT%H:%M:%S.000Z)"
+	} > "$AUDIT"
+	for since in '1h ago' -1h 1h 90m; do
+		run --separate-stderr "$WARDEN" audit --since "$since" --json
+		echo "$since: $output"
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "$output" == *new2* ]]
+	done
+	run --separate-stderr "$WARDEN" audit --since yesterday --json
+	[ "${#lines[@]}" -ge 1 ]
+	[[ "$output" == *new2* ]]
+}
+
+@test "audit: pages through \$PAGER (or less -FRX) only when stdout is a terminal" {
+	audit_runs 3
+	mkdir "$WS/bin"
+	printf '#!/bin/sh\necho "$*" > "$0.args"\ncat > "$0.got"\n' > "$WS/bin/less"
+	cp "$WS/bin/less" "$WS/pager"
+	chmod +x "$WS/bin/less" "$WS/pager"
+	# a terminal (script(1) gives one): $PAGER gets the table
+	run script -qec "env PAGER='$WS/pager' '$WARDEN' audit" /dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q 'run03 .*run_end' "$WS/pager.got"
+	# no $PAGER: less -FRX (first on PATH here: the fake)
+	run script -qec "env -u PAGER PATH='$WS/bin:/usr/bin:/bin' '$WARDEN' audit --json" /dev/null
+	[ "$status" -eq 0 ]
+	[ "$(cat "$WS/bin/less.args")" = "-FRX" ]
+	grep -q '"session":"run03"' "$WS/bin/less.got"
+	# --no-pager, and stdout not a terminal: no pager, the output as it is
+	rm -f "$WS/pager.got"
+	run script -qec "env PAGER='$WS/pager' '$WARDEN' audit --no-pager" /dev/null
+	[[ "$output" == *run03* ]]
+	[ ! -e "$WS/pager.got" ]
+	PAGER="$WS/pager" "$WARDEN" audit > "$WS/out"
+	[ ! -e "$WS/pager.got" ]
+	grep -q 'run03 .*run_end' "$WS/out"
+}
