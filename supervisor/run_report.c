@@ -83,6 +83,9 @@ void run_report(struct run *r, struct wrun_result *res)
 	json_object_object_add(summary, "output_bytes", res->output_direct ? json_object_new_null()
 	                       : json_object_new_int64((int64_t)res->output_bytes));
 	json_object_object_add(summary, "denied_syscalls", denied);
+	/* attempts that found no route: the kernel's count (jail/netcount.c) */
+	json_object_object_add(summary, "network_unreachable", res->have_net ?
+	                       json_object_new_int64((int64_t)res->net_unreachable) : NULL);
 	json_object_object_add(summary, "limits", limits_json(pol, cg, r->jr.jl.landlock, r->jr.jl.landlock_abi));
 	json_object_object_add(summary, "profile", json_object_new_string(pol->name));
 	if (r->o->json_file)
@@ -120,6 +123,12 @@ void run_report(struct run *r, struct wrun_result *res)
 		char line[1024];
 		wnotify_summary(&r->notify, line, sizeof(line));
 		wlog_error("denied syscalls: %s; see `warden audit --session %s`", line, res->session);
+	}
+	if (res->have_net && res->net_unreachable) {
+		char line[1024];
+		sv_net_note(pol, res->net_unreachable, "the program", "--profile network, or "
+		            "--net proxy --allow HOST,", line, sizeof(line));
+		wlog_info("%s", line);
 	}
 	{
 		char weak[128] = "", none[64] = "";

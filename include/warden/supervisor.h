@@ -44,6 +44,8 @@ struct wrun_result {
 	uint64_t denied_total;
 	bool output_direct;      /* stdout went into the caller's pipe, uncounted
 	                          * (run.c direct_stdout); output_bytes is stderr's */
+	bool have_net;           /* net_unreachable was read (jail_net_unreachable): */
+	uint64_t net_unreachable; /* attempts to reach an address with no route */
 	char session[32];
 };
 

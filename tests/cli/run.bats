@@ -646,3 +646,42 @@ PY
 	[ "$rc" = 0 ]
 	[ "$line" = MARK ]
 }
+
+# Issue 20 (4): with the network off, `pip install` retried for 8.6 s, failed
+# on name resolution, and warden said nothing.  The kernel counts each
+# attempt that found no route in the jail's own network namespace (lo is
+# down under mode none: every address is such); the supervisor reads those
+# counters from the host, never the jail's memory, and says what to do.
+@test "run: a program that tries the network while it is off is told so and how to allow it" {
+	wrun --json "$WS.json" -- python3 -c '
+import socket
+for host in ("pypi.org", "192.0.2.1"):
+    try: socket.create_connection((host, 443), timeout=2)
+    except OSError as e: print(host, e)'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"warden: the program tried to reach the network "*" times, but the network is off under profile workspace (network mode none)"* ]]
+	[[ "$output" == *"--profile network, or --net proxy --allow HOST"* ]]
+	# where it tried: not from the jail's memory, which warden never reads
+	[[ "$output" == *"warden does not record where"*"a name lookup goes to 127.0.0.1:53"* ]]
+	grep -Eq '"network_unreachable": [1-9]' "$WS.json"
+	grep '"event":"run_end"' "$AUDIT" | grep -Eq '"network_unreachable":[1-9]'
+	# a program that does not try: no word of it
+	wrun --json "$WS.json" -- python3 -c 'print(1)'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"network"* ]]
+	grep -q '"network_unreachable": 0' "$WS.json"
+	# mode loopback: the jail's own 127.0.0.1 works and is not counted,
+	# anything beyond it is
+	wrun --net loopback -- python3 -c '
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+socket.create_connection(s.getsockname()).close()
+try: socket.create_connection(("192.0.2.1", 80), timeout=2)
+except OSError as e: print(e)'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"warden: the program tried to reach the network 1 time, but only the jail's own 127.0.0.1 is there (network mode loopback)"* ]]
+	rm -f "$WS.json"
+}
