@@ -8,6 +8,15 @@ _warden_profiles()
 	"${COMP_WORDS[0]}" policy list 2>/dev/null | awk 'NR > 1 { print $1 }'
 }
 
+# The saved conversations, newest first: the names `--resume` takes, from
+# where `warden chat` saves them ($XDG_DATA_HOME when it is absolute).
+_warden_conversations()
+{
+	local d=$HOME/.local/share/warden/conversations
+	[[ $XDG_DATA_HOME == /* ]] && d=$XDG_DATA_HOME/warden/conversations
+	[ -d "$d" ] && (cd "$d" && ls -t -- *.json 2>/dev/null)
+}
+
 _warden()
 {
 	local cur prev cmd i opts
@@ -30,8 +39,16 @@ _warden()
 		fi
 		COMPREPLY=($(compgen -W "$(_warden_profiles)" -- "$cur"))
 		return 0 ;;
-	--policy|--audit-log|--json|--resume|--export-script)
+	--policy|--audit-log|--json|--export-script)
 		COMPREPLY=($(compgen -f -- "$cur"))
+		return 0 ;;
+	--resume)
+		if [[ $cur == */* ]]; then
+			COMPREPLY=($(compgen -f -- "$cur"))    # a path: a file
+		else
+			local IFS=$'\n'
+			COMPREPLY=($(compgen -W "$(_warden_conversations)" -- "$cur"))
+		fi
 		return 0 ;;
 	--workspace|--allow-workspace)
 		COMPREPLY=($(compgen -d -- "$cur"))
