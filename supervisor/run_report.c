@@ -178,7 +178,7 @@ void run_report(struct run *r, struct wrun_result *res)
 		/* once per user and machine, and again when it changes
 		 * (supervisor/once.c); --json and run_end always name them */
 		if (weak[0] || none[0]) {
-			char note[256];
+			char note[512];
 
 			snprintf(note, sizeof(note), "%s%s%s%s%s", weak[0] ? weak : "",
 			         weak[0] ? " limit enforced by per-process rlimits only" : "",
