@@ -1,14 +1,15 @@
 /* `warden policy check`'s second half (warden/supervisor.h): the checks a
  * run makes of a loaded policy against this machine, with the workspace,
  * HOME and warden's own hides resolved as `warden run` resolves them
- * (run.c, run_policy), so that `check` says ok exactly when a run would
- * not refuse the policy.  Nothing is made on the host: no cgroup, no
+ * (run.c, run_policy), and its syscall filter built as a run builds it,
+ * so that `check` says ok when a run would not refuse the policy.  Nothing is made on the host: no cgroup, no
  * audit record, no placeholder (jail_plan_check). */
 #include <limits.h>
 #include <string.h>
 
 #include "sv.h"
 #include "warden/auditlog.h"
+#include "warden/filter.h"
 #include "warden/jail.h"
 #include "warden/supervisor.h"
 #include "warden/util.h"
@@ -34,6 +35,21 @@ int wcheck_policy(const struct wpolicy *p, const char *workspace, char ws[PATH_M
 	spec.protect_extra = hides.v;
 	spec.protect_reg = NULL;   /* a check makes no placeholder */
 	r = jail_plan_check(&spec, &paths, &below, &found);
+	/* the syscall filter, as jr_prepare builds it (this libseccomp must
+	 * know every name the policy adds or removes) */
+	if (!wfilter_find_prebuilt(p)) {
+		scmp_filter_ctx f = NULL;
+		struct werr ferr = { 0 };
+
+		if (wfilter_build(p, &f, &ferr) < 0) {
+			wstrv_push(&paths, "");
+			wstrv_push(&below, "");
+			wstrv_push(&found, ferr.msg);
+			r = -1;
+		}
+		if (f)
+			seccomp_release(f);
+	}
 	/* where the file writes the bind, else the writable place it lies
 	 * in (a default entry below a path the file made writable) */
 	for (size_t i = 0; i < found.n; i++) {
