@@ -47,6 +47,11 @@ serve_client() {
 	serve_client open
 }
 
+# Issue 20 (4): the network being off is said in the block's result too.
+@test "serve: a block that tries the network while it is off is told so in its result" {
+	serve_client net_off
+}
+
 @test "serve: python keeps variables, functions, imports and cwd across blocks" {
 	serve_client python_state
 }
