@@ -84,6 +84,13 @@ void wpolicy_defaults(struct wpolicy *p)
 	wstrv_push(&p->env_set_keys, "NODE_PATH");
 	wstrv_push(&p->env_set_vals, "/usr/local/lib/node_modules:/usr/lib/node_modules:"
 	           "/usr/share/nodejs");
+	/* OpenBLAS (numpy) starts a thread per host CPU at import and fails
+	 * to import when the pids limit refuses them: one thread, as the
+	 * jail's cpus limit is one CPU by default anyway */
+	wstrv_push(&p->env_set_keys, "OPENBLAS_NUM_THREADS");
+	wstrv_push(&p->env_set_vals, "1");
+	wstrv_push(&p->env_set_keys, "OMP_NUM_THREADS");
+	wstrv_push(&p->env_set_vals, "1");
 	p->workspace_writable = true;
 }
 
