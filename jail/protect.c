@@ -299,10 +299,9 @@ int wprotect_cleaner_main(void)
 	return 0;
 }
 
-char *wprotect_reg_default_dir(void)
+char *wprotect_reg_default_dir(const char *home)
 {
 	const char *rt = getenv("XDG_RUNTIME_DIR"), *state = getenv("XDG_STATE_HOME");
-	const char *home = getenv("HOME");
 
 	if (rt && rt[0] == '/')
 		return xasprintf("%s/warden", rt);

@@ -43,8 +43,10 @@ void wprotect_reg_close(struct wprotect_reg *r);
 int wprotect_cleaner_main(void);
 
 /* The registry's place for this caller: $XDG_RUNTIME_DIR/warden, else
- * /run/warden as root, else the state directory (malloc'd). */
-char *wprotect_reg_default_dir(void);
+ * /run/warden as root, else the state directory: $XDG_STATE_HOME/warden, or
+ * HOME/.local/state/warden with the caller's home (from $HOME, else the
+ * password database: sv_caller_home) (malloc'd). */
+char *wprotect_reg_default_dir(const char *home);
 
 /* What a plan protected, for the one line a run or a chat prints when
  * the workspace holds the caller's home. */
