@@ -303,7 +303,13 @@ char *wprotect_reg_default_dir(const char *home)
 {
 	const char *rt = getenv("XDG_RUNTIME_DIR"), *state = getenv("XDG_STATE_HOME");
 
-	if (rt && rt[0] == '/')
+	struct stat st;
+
+	/* the runtime directory as the XDG spec defines it: ours, 0700.  One
+	 * that is not (XDG_RUNTIME_DIR kept from another user by su or sudo)
+	 * is passed over, as the spec asks */
+	if (rt && rt[0] == '/' && stat(rt, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid == geteuid() && !(st.st_mode & 077))
 		return xasprintf("%s/warden", rt);
 	if (geteuid() == 0)
 		return xstrdup("/run/warden");

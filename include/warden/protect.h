@@ -42,7 +42,8 @@ void wprotect_reg_close(struct wprotect_reg *r);
 #define WPROTECT_CLEANER_ARG "--placeholder-cleanup"
 int wprotect_cleaner_main(void);
 
-/* The registry's place for this caller: $XDG_RUNTIME_DIR/warden, else
+/* The registry's place for this caller: $XDG_RUNTIME_DIR/warden (when that
+ * is a 0700 directory of the caller's), else
  * /run/warden as root, else the state directory: $XDG_STATE_HOME/warden, or
  * HOME/.local/state/warden with the caller's home (from $HOME, else the
  * password database: sv_caller_home) (malloc'd). */
