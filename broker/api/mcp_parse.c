@@ -277,8 +277,8 @@ static int decode_meta(json_object *params, struct mcp_msg *m, struct mcp_error 
 	if (n != strlen(MCP_MODERN_VERSION) || strcmp(s, MCP_MODERN_VERSION)) {
 		memcpy(e->requested, m->version, sizeof(e->requested));
 		return fail(e, MCP_E_VERSION, "Unsupported protocol version \"%s\": per-request "
-		            "_meta speaks %s; the %s revisions begin with initialize", m->version,
-		            MCP_MODERN_VERSION, MCP_LEGACY_LATEST);
+		            "_meta speaks %s; the legacy revisions (%s and older) begin with initialize",
+		            m->version, MCP_MODERN_VERSION, MCP_LEGACY_LATEST);
 	}
 	if (!json_object_object_get_ex(meta, "io.modelcontextprotocol/clientCapabilities", &v))
 		return fail(e, MCP_E_PARAMS, "params._meta needs "
@@ -518,12 +518,13 @@ int mcp_decode(json_object *msg, struct mcp_msg *m, struct mcp_error *e)
 	r = decode_params(params, m, e);
 out:
 	if (r < 0) {
-		/* keep the id, drop the rest */
+		/* keep the id and the kind, drop the rest */
 		json_object *keep = m->id;
+		enum mcp_kind kind = m->kind;
 		m->id = NULL;
 		mcp_msg_free(m);
 		m->id = keep;
-		m->kind = keep ? MCP_K_REQUEST : MCP_K_NOTIFICATION;
+		m->kind = keep ? MCP_K_REQUEST : kind;
 	}
 	return r;
 }
