@@ -275,8 +275,10 @@ int mcp_open(struct mcp_server *s, struct mreply *rp, struct mcp_conn *for_conn,
 		workspace = s->b->default_workspace;
 	o = xcalloc(1, sizeof(*o));
 	o->req = s->b->next_req++;
-	if (rp)
+	if (rp) {   /* taken: the caller's copy answers nothing now */
 		o->rp = *rp;
+		memset(rp, 0, sizeof(*rp));
+	}
 	o->for_conn = for_conn;
 	o->profile = profile ? xstrdup(profile) : NULL;
 	o->workspace = workspace ? xstrdup(workspace) : NULL;
