@@ -18,6 +18,13 @@ setup_file() {
 		INSPECTOR_ERR="node and npm are needed (apt-get install nodejs npm)"
 		return 0
 	fi
+	# Node trusts its own CA list, not the system's: tests/run.sh's
+	# unprivileged stage runs with a clean environment, and a machine whose
+	# registry traffic passes a proxy with its own CA (in the system's
+	# bundle) would fail with SELF_SIGNED_CERT_IN_CHAIN
+	if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -r /etc/ssl/certs/ca-certificates.crt ]; then
+		export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+	fi
 	if ! npm install --prefix "$INSPECTOR_DIR" --no-fund --no-audit --loglevel=error \
 		"@modelcontextprotocol/inspector@$INSPECTOR_VERSION" >"$BATS_FILE_TMPDIR/npm.log" 2>&1; then
 		INSPECTOR_ERR="npm install @modelcontextprotocol/inspector@$INSPECTOR_VERSION failed: $(tail -n 5 "$BATS_FILE_TMPDIR/npm.log")"
