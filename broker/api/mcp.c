@@ -535,7 +535,7 @@ static void do_cancel(struct mcp_conn *c, json_object *id)
 		    !ss->running->cancelled) {
 			ss->running->cancelled = true;
 			mcp_reply_drop(&ss->running->rp);
-			mrun_interrupt(s, ss);
+			mrun_interrupt(s, ss);   /* the block stops, the session stays */
 			return;
 		}
 		for (pp = &ss->q_head; *pp; pp = &(*pp)->next)
