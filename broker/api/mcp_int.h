@@ -53,7 +53,6 @@ struct mcall {
 	bool cancelled, timed_out, interrupted;
 	struct mout out;
 	json_object *images;       /* ImageContent items */
-	unsigned html_dropped;
 };
 
 struct msess {
