@@ -73,9 +73,14 @@ mcp_client() {
 		sleep 0.05
 	done
 	[ -n "$broker" ]
+	# answered: the broker confines itself before it reads any input
+	echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' >&"$w"
+	for i in $(seq 1 600); do
+		[ -s "$out" ] && break
+		sleep 0.05
+	done
 	grep -q '^NoNewPrivs:[[:space:]]*1' "/proc/$broker/status"
 	grep -q '^Seccomp:[[:space:]]*2' "/proc/$broker/status"
-	echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' >&"$w"
 	exec {w}>&-
 	wait "$pid"
 	out=$(cat "$out")
