@@ -239,6 +239,8 @@ static void on_opened(struct mcp_server *s, struct mopen *o, const struct wmsg *
 		s->n_waiting--;
 		mrun_enqueue(s, ss, k);
 	}
+	if (s->closing_all)   /* opened after the end began: it ends too */
+		mcp_sess_close(s, ss);
 }
 
 static void on_open_error(struct mcp_server *s, struct mopen *o, const char *msg)
@@ -734,6 +736,7 @@ bool mcp_server_done(const struct mcp_server *s)
 
 void mcp_server_close_all(struct mcp_server *s)
 {
+	s->closing_all = true;
 	for (struct msess *ss = s->sessions; ss; ss = ss->next)
 		mcp_sess_close(s, ss);
 }

@@ -99,6 +99,7 @@ struct mcp_server {
 	struct mopen *opens;
 	struct mcp_conn *conns;
 	unsigned n_waiting;        /* calls and opens, all connections */
+	bool closing_all;          /* mcp_server_close_all: what opens now closes */
 	/* the facts of the first session, for the descriptions */
 	json_object *policy, *limits, *languages;
 	char *profile, *workspace;
