@@ -9,6 +9,7 @@ int cmd_policy(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
 
 /* cli/pager.c: when stdout is a terminal, stdout goes through a pager
@@ -21,6 +22,6 @@ void wpager_end(pid_t pid);
 /* Transitional: the log functions live in warden/log.h; include it. */
 #include "warden/log.h"
 
-#define WARDEN_VERSION "0.1.0"
+#include "warden/version.h"
 
 #endif

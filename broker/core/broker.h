@@ -4,8 +4,9 @@
  *
  *   warden-broker serve --stdio [...]    JSON-lines API   (broker/api/api_stdio.c)
  *   warden-broker chat [...]             the LLM conversation (broker/chat/chat.c, chat.h)
+ *   warden-broker mcp                    MCP on stdio     (broker/api/mcp_stdio.c, mcp.h)
  *
- * Each mode gets argv from its own name on (argv[0] = "serve" / "chat"). */
+ * Each mode gets argv from its own name on (argv[0] = "serve" / "chat" / "mcp"). */
 #ifndef BROKER_BROKER_H
 #define BROKER_BROKER_H
 
@@ -58,6 +59,7 @@ int broker_confine(const struct bdirs *d, const struct bconfine *c, struct werr 
 int broker_tcp_confined(void);
 
 int serve_main(int argc, char **argv, const struct bdirs *d);
+int mcp_main(int argc, char **argv, const struct bdirs *d);
 /* chat_main: chat.h (its options are parsed before confinement) */
 
 #endif
