@@ -243,9 +243,10 @@ static int setup_llm(struct chat *c, const struct chat_opts *o, const struct cha
 	if (!c->llm.api_key && !c->llm.api_base &&
 	    (!strcmp(c->llm.provider, "openai") || !strcmp(c->llm.provider, "anthropic"))) {
 		fprintf(stderr, "warden chat: no API key for %s: set %s or pass --api-key KEY; "
-		        "for a local model give --api-base URL (e.g. --model ollama/llama3); "
-		        "without any model, try --model replay:examples/demo.json\n",
-		        c->llm.provider, env);
+		        "for a local model give --api-base URL (e.g. --model ollama/llama3)%s%s\n",
+		        c->llm.provider, env,
+		        o->demo_path ? "; without any model, try --model replay:" : "",
+		        o->demo_path ? o->demo_path : "");
 		return -1;
 	}
 	return 0;
@@ -312,7 +313,9 @@ static int export_script(const struct bdirs *d, struct chat_opts *o)
 	}
 	if (resume_path(d, o, o->resume, &path, &err) < 0 ||
 	    resume_load(o, path, &msgs, &err) < 0) {
-		fprintf(stderr, "warden chat: %s\n", err.msg);
+		_cleanup_free_ char *m = bdirs_shown(d, err.msg);
+
+		fprintf(stderr, "warden chat: %s\n", m);
 		return 1;
 	}
 	if (!strcmp(o->export_script, "-")) {
@@ -329,9 +332,11 @@ static int export_script(const struct bdirs *d, struct chat_opts *o)
 	} else {
 		r = conv_export_script(msgs, path, o->export_script, &err) < 0 ? 1 : 0;
 	}
-	if (r)
-		fprintf(stderr, "warden chat: %s\n", err.msg);
-	else if (strcmp(o->export_script, "-"))
+	if (r) {
+		_cleanup_free_ char *m = bdirs_shown(d, err.msg);
+
+		fprintf(stderr, "warden chat: %s\n", m);
+	} else if (strcmp(o->export_script, "-"))
 		fprintf(stderr, "warden chat: wrote %s (run it with: sh %s)\n", o->export_script,
 		        o->export_script);
 	json_object_put(msgs);
@@ -489,6 +494,7 @@ int chat_main(struct chat_opts *o, const struct bdirs *d)
 		goto out;
 	}
 	ui_init(&c.ui, d->data);
+	c.ui.dirs = d;
 	c.ui.hide_fences = !c.llm.tools;
 	ui_signals();
 	if (bclient_init(&c.bc, BROKER_SUP_FD, &err) < 0) {
@@ -529,7 +535,11 @@ int chat_main(struct chat_opts *o, const struct bdirs *d)
 		}
 		json_object_put(c.msgs);
 		c.msgs = msgs;
-		c.conv_path = path;
+		/* a path under the data directory as the person knows it goes on
+		 * in that file */
+		c.conv_path = bdirs_real(d, path);
+		free(path);
+		path = c.conv_path;
 		if (strncmp(path, d->data, strlen(d->data)) || path[strlen(d->data)] != '/') {
 			/* outside the data directory: go on in a new file there */
 			ui_note(&c.ui, "%s is outside %s: the conversation goes on in a new file", path,
@@ -554,7 +564,11 @@ int chat_main(struct chat_opts *o, const struct bdirs *d)
 		goto out;
 	}
 	if (o->message) {
-		rc = turn(&c, o->message) < 0 ? 1 : 0;
+		/* a message that is a %command runs it, as at the prompt */
+		if (o->message[0] == '%')
+			rc = chat_magic(&c, o->message);
+		else
+			rc = turn(&c, o->message) < 0 ? 1 : 0;
 		goto out;
 	}
 	if (!c.ui.tty_in) {

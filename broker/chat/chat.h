@@ -46,6 +46,7 @@ struct chat_opts {
 	json_object *resume_msgs;     /* --resume FILE, read early (it may be outside
 	                                 the data directory), or NULL */
 	char *resume_path;
+	char *demo_path;              /* the demo recording on this machine, or NULL */
 };
 
 #define CHAT_PORTS_MAX 16

@@ -69,9 +69,11 @@ void chat_close_session(struct chat *c);
 /* chat_info.c: %info (what this chat runs with) and %jupyter (the
  * conversation as a notebook) */
 void chat_info(struct chat *c);
-void chat_jupyter(struct chat *c, const char *arg);
+/* 0 written (its path told), -1 not (why told) */
+int chat_jupyter(struct chat *c, const char *arg);
 
-/* chat_magic.c: a %command line */
-void chat_magic(struct chat *c, char *line);
+/* chat_magic.c: a %command line (changed in place): 0 done, 1 it failed,
+ * 2 no such command (each told) */
+int chat_magic(struct chat *c, char *line);
 
 #endif

@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -95,6 +97,7 @@ void chat_opts_free(struct chat_opts *o)
 	free(o->export_path);
 	json_object_put(o->resume_msgs);
 	free(o->resume_path);
+	free(o->demo_path);
 	memset(o, 0, sizeof(*o));
 	o->export_fd = -1;
 }
@@ -336,6 +339,39 @@ static void chat_ports(const struct chat_settings *s, uint16_t *ports, size_t *n
 	}
 }
 
+/* The recording `make demo` replays, where it is on this machine (for the
+ * hint when there is no API key): PREFIX/share/doc/warden/examples/ when
+ * the broker is installed as PREFIX/libexec/warden/warden-broker, the
+ * checkout's examples/ when it runs from a build directory next to it.
+ * Found from the broker's own path, before confinement hides both; NULL
+ * when neither is there. */
+static char *demo_recording(void)
+{
+	static const char libexec[] = "/libexec/warden";
+	char self[PATH_MAX], real[PATH_MAX];
+	_cleanup_free_ char *installed = NULL, *tree = NULL;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+	size_t len;
+
+	if (n <= 0)
+		return NULL;
+	self[n] = '\0';
+	if (!(slash = strrchr(self, '/')))
+		return NULL;
+	*slash = '\0';
+	len = strlen(self);
+	if (len > strlen(libexec) && !strcmp(self + len - strlen(libexec), libexec))
+		installed = xasprintf("%.*s/share/doc/warden/examples/demo.json",
+		                      (int)(len - strlen(libexec)), self);
+	tree = xasprintf("%s/../examples/demo.json", self);
+	if (installed && realpath(installed, real))
+		return xstrdup(real);
+	if (realpath(tree, real))
+		return xstrdup(real);
+	return NULL;
+}
+
 void chat_preload(int argc, char **argv, const struct bdirs *d, struct chat_opts *o,
                   uint16_t *ports, size_t *n_ports)
 {
@@ -351,6 +387,7 @@ void chat_preload(int argc, char **argv, const struct bdirs *d, struct chat_opts
 	}
 	if (!o->export_script && !o->help)
 		ui_preinit();
+	o->demo_path = demo_recording();
 	if (config_load(d->config, o->profile, &cfg, &o->config_err) < 0) {
 		o->config_bad = true;
 		chat_ports(&o->s, ports, n_ports);

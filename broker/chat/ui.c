@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <wchar.h>
 
+#include "core/broker.h"
 #include "llm/extract.h"
 #include "ui.h"
 #include "warden/proto.h"
@@ -577,6 +578,13 @@ static void vline(struct ui *u, int fd, const char *color, const char *prefix, c
 
 	if (r < 0)
 		return;
+	if (u->dirs) {
+		char *shown = bdirs_shown(u->dirs, raw);
+
+		free(raw);
+		raw = shown;
+		r = (int)strlen(raw);
+	}
 	clean = wsan_str(raw, (size_t)r);
 	free(raw);
 	ui_spinner_stop(u);

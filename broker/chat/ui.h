@@ -20,8 +20,13 @@ extern volatile sig_atomic_t ui_sigint;
 /* How many SIGINTs arrived so far (never cleared). */
 extern volatile sig_atomic_t ui_sigint_count;
 
+struct bdirs;
+
 struct ui {
 	bool tty_in, tty_out, color;
+	/* the broker's directories: every line (ui_note, ui_error, ...) names
+	 * them as the person knows them, never as /proc/self/fd/N (may be NULL) */
+	const struct bdirs *dirs;
 	EditLine *el;
 	History *hist;
 	char *histfile;

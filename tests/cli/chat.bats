@@ -513,3 +513,65 @@ JSON
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"leave out --resume"* ]]
 }
+
+# Issue 20 (3): as root the broker's user cannot walk to the data directory
+# (here it lies under a 0700 directory, as /root's does) and works through
+# /proc/self/fd/5; every message names the directory as the person knows
+# it, and a path the person gives that way is understood.
+@test "chat: messages name the data directory's real path, never /proc/self/fd" {
+	chmod 700 "$T"
+	fake_llm <<'JSON'
+[{"text": "hi"}]
+JSON
+	local conv="$XDG_DATA_HOME/warden/conversations"
+	run bash -c "printf '%%load\n%%load nonexist.json\n%%save ../x\nhello\n%%save $conv/mine.json\n%%load $conv/nonexist.json\n' | timeout -k 5 60 '$WARDEN' chat --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key k"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"%load: no saved conversation in $conv yet"* ]]
+	[[ "$output" == *"%load: loading the conversation $conv/nonexist.json: opening $conv/nonexist.json: No such file"* ]]
+	[[ "$output" == *"%save: ../x: '..' is not allowed; conversations live under $XDG_DATA_HOME/warden"* ]]
+	[[ "$output" == *"saved to $conv/mine.json"* ]]
+	[ -f "$conv/mine.json" ]
+	[[ "$output" != *"/proc/self/fd"* ]]
+	run "$WARDEN" chat --resume nonexist.json --export-script -
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"$conv/nonexist.json"* ]]
+	[[ "$output" != *"/proc/self/fd"* ]]
+}
+
+# Issue 20 (8): a message that is a magic command runs it; it is not sent
+# to the model.
+@test "chat: warden chat \"%info\" runs the command, and asks the model nothing" {
+	fake_llm <<'JSON'
+[{"text": "should not be asked"}]
+JSON
+	chat -y "%info"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"warden chat: what this chat runs with"* ]]
+	[[ "$output" == *"sandbox:      profile workspace"* ]]
+	[ ! -s "$T/req.log" ]
+	chat "%tokens"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"tokens in 0 messages"* ]]
+	chat "%nosuch"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"unknown command %nosuch"* ]]
+	[ ! -s "$T/req.log" ]
+}
+
+# Issue 20 (9): the hint for a chat without a key names the recording where
+# it is, wherever warden runs from (here: the build tree; installed, under
+# PREFIX/share/doc/warden, install.bats).
+@test "chat: without an API key, the replay hint names a recording that exists" {
+	run bash -c "cd / && '$WARDEN' chat --workspace '$WS' hello"
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"no API key for openai"* ]]
+	local demo
+	demo=$(sed -n 's/.*try --model replay:\([^ ]*\.json\).*/\1/p' <<< "$output")
+	[[ "$demo" == /* ]]
+	[ -f "$demo" ]
+	cmp "$demo" "$WARDEN_TOP/examples/demo.json"
+}
