@@ -54,6 +54,7 @@ static void ev_code_start(void *ctx, const char *language)
 	_cleanup_free_ char *l = wsan_str(language ? language : "", strlen(language ? language : ""));
 
 	ui_model_end(&c->ui);
+	ui_model_release(&c->ui, false);   /* a tool call: the reply's fences do not run */
 	snprintf(label, sizeof(label), "writing %.32s code", *l ? l : "some");
 	ui_spinner_start(&c->ui, label);
 }
@@ -81,6 +82,53 @@ static void model_error(struct chat *c, const struct werr *err)
 	else
 		ui_error(&c->ui, "the model's reply failed: %s (the conversation is kept; "
 		         "try again)", m);
+}
+
+static bool has_code(json_object *msgs)
+{
+	for (size_t i = 0; i < json_object_array_length(msgs); i++)
+		if (!strcmp(mstr(json_object_array_get_idx(msgs, i), "type") ?: "", "code"))
+			return true;
+	return false;
+}
+
+static bool label_runs(void *ctx, const char *label)
+{
+	return chat_lang_runs(ctx, label);
+}
+
+/* the terminal's side of the same rule, from a fence line's info string */
+static bool info_runs(void *ctx, const char *info, size_t n)
+{
+	char label[64];
+	size_t len = llm_fence_label(info, n, label, sizeof(label));
+
+	return len && len < sizeof(label) && chat_lang_runs(ctx, label);
+}
+
+/* A reply (tools on, no tool call) with each assistant message split into
+ * its prose and the fenced blocks that name a language the session runs
+ * (a new array). */
+static json_object *fenced_code(struct chat *c, json_object *raw)
+{
+	json_object *exp = json_object_new_array();
+
+	for (size_t i = 0; i < json_object_array_length(raw); i++) {
+		json_object *m = json_object_array_get_idx(raw, i);
+
+		if (!strcmp(mstr(m, "type") ?: "", "message") &&
+		    !strcmp(mstr(m, "role") ?: "", "assistant")) {
+			json_object *parts = llm_extract_fences(mstr(m, "content") ?: "", label_runs, c);
+
+			for (size_t j = 0; j < json_object_array_length(parts); j++)
+				json_object_array_add(exp, json_object_get(
+					json_object_array_get_idx(parts, j)));
+			json_object_put(parts);
+		} else {
+			json_object_array_add(exp, json_object_get(m));
+		}
+	}
+	return exp;
 }
 
 /* One request.  Appends what the model said to *out (an array of LMC
@@ -114,7 +162,22 @@ static int ask_model(struct chat *c, json_object **out)
 
 	if (!raw)
 		raw = json_object_new_array();
-	if (!c->llm.tools) {
+	if (c->llm.tools) {
+		bool ran = false;
+
+		/* no tool call: the fenced blocks in a language the session runs
+		 * are the code, as with --no-tools */
+		if (r == 0 && !has_code(raw)) {
+			json_object *exp = fenced_code(c, raw);
+
+			ran = has_code(exp);
+			json_object_put(raw);
+			raw = exp;
+		}
+		ui_model_release(&c->ui, ran);
+		if (has_code(raw))
+			c->code_path = ran ? CODE_FENCES : CODE_TOOLS;
+	} else {
 		/* fenced blocks in the text become code messages */
 		json_object *exp = json_object_new_array();
 
@@ -263,6 +326,7 @@ static void chat_free(struct chat *c)
 	json_object_put(c->msgs);
 	json_object_put(c->denied);
 	json_object_put(c->audit_ids);
+	json_object_put(c->langs);
 	free(c->profile);
 	free(c->chat_profile);
 	free(c->system_base);
@@ -496,6 +560,12 @@ int chat_main(struct chat_opts *o, const struct bdirs *d)
 	ui_init(&c.ui, d->data);
 	c.ui.dirs = d;
 	c.ui.hide_fences = !c.llm.tools;
+	if (c.llm.tools) {
+		/* a reply without a tool call may still bring fences that run */
+		c.ui.hold_fences = true;
+		c.ui.fence_runs = info_runs;
+		c.ui.fence_ctx = &c;
+	}
 	ui_signals();
 	if (bclient_init(&c.bc, BROKER_SUP_FD, &err) < 0) {
 		ui_error(&c.ui, "cannot talk to the supervisor: %s", err.msg);

@@ -79,7 +79,10 @@ void chat_info(struct chat *c)
 	ui_note(&c->ui, "  model:        %s%s%s, API base %s; code as %s", c->llm.provider,
 	        !strcmp(c->llm.provider, "replay") ? ":" : "/", c->llm.model,
 	        base && *base ? base : "(none)",
-	        c->llm.tools ? "tool calls" : "fenced blocks (--no-tools)");
+	        !c->llm.tools ? "fenced blocks (--no-tools)"
+	        : c->code_path == CODE_FENCES ? "fenced blocks (the model made no tool call; "
+	                                        "tools are offered)"
+	        : "tool calls (a reply without one: its fenced blocks)");
 	ui_note(&c->ui, "  chat profile: %s",
 	        c->chat_profile ? c->chat_profile : "(none: config.json's top level)");
 	ui_note(&c->ui, "  system:       %s%s (~%zu tokens; the jail's facts are always in it)",

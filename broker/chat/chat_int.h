@@ -32,6 +32,12 @@ struct chat {
 	bool fatal;                   /* the supervisor is gone */
 	bool limits_told;             /* the weaker-limits line was shown */
 	bool home_told;               /* the home-in-workspace line was shown */
+	json_object *langs;           /* the languages the session runs (OPENED,
+	                                 else LANGLIST), or NULL */
+	bool langs_asked;             /* LANGLIST was tried */
+	/* how the last reply with code brought it: tool calls, or (tools on,
+	 * none made) fenced blocks */
+	enum { CODE_NONE, CODE_TOOLS, CODE_FENCES } code_path;
 };
 
 /* A string member of a message, NULL when absent. */
@@ -65,6 +71,9 @@ int chat_run_block(struct chat *c, json_object *m);
  * the person why. */
 int chat_open_session(struct chat *c);
 void chat_close_session(struct chat *c);
+/* label (a fence's, as the model wrote it) names a language the session
+ * runs, and not data (text, json, ...) */
+bool chat_lang_runs(struct chat *c, const char *label);
 
 /* chat_info.c: %info (what this chat runs with) and %jupyter (the
  * conversation as a notebook) */

@@ -12,8 +12,10 @@
 
 #include "chat_int.h"
 #include "core/client.h"
+#include "core/langs.h"
 #include "conv.h"
 #include "core/lmc.h"
+#include "llm/extract.h"
 #include "core/sanitize.h"
 #include "warden/util.h"
 
@@ -343,6 +345,8 @@ int chat_open_session(struct chat *c)
 		return -1;
 	}
 	c->sess_open = true;
+	if (!c->langs)
+		c->langs = blang_trusted_json(c->sess.languages_json, json_type_array);
 	json_object_array_add(c->audit_ids, json_object_new_string(c->sess.audit_id));
 	tell_weak_limits(c);
 	tell_home(c);
@@ -350,6 +354,22 @@ int chat_open_session(struct chat *c)
 		ui_note(&c->ui, "[sandbox session %s opened, profile %s]", c->sess.audit_id,
 		        chat_profile_name(c));
 	return 0;
+}
+
+bool chat_lang_runs(struct chat *c, const char *label)
+{
+	if (!label || !*label || llm_fence_is_data(label))
+		return false;
+	if (!c->langs && !c->langs_asked && !c->fatal) {
+		struct werr err = { 0 };
+		_cleanup_free_ char *json = NULL;
+
+		/* no session yet (its jail could not start): ask the supervisor */
+		c->langs_asked = true;
+		if (bclient_languages(&c->bc, &json, &err) == 0)
+			c->langs = blang_trusted_json(json, json_type_array);
+	}
+	return c->langs && blang_lookup(c->langs, label);
 }
 
 void chat_close_session(struct chat *c)

@@ -575,3 +575,49 @@ JSON
 	[ -f "$demo" ]
 	cmp "$demo" "$WARDEN_TOP/examples/demo.json"
 }
+
+# Issue 20 (1): many local models answer with a fenced block and never call
+# the tool.  With tools on (the default), such a reply's fenced blocks in a
+# language the session runs are run as --no-tools runs them; data fences,
+# languages warden does not run and replies that called the tool are not.
+@test "chat: in tool mode, fenced code in a reply without a tool call runs, as with --no-tools" {
+	fake_llm <<'JSON'
+[{"text": "An example, not to run:\n```python\nprint('exam' + 'ple')\n```\nNow for real.", "tool_call": {"language": "shell", "code": "echo tool-ran"}},
+ {"fenced": {"language": "py", "code": "print('fenced', 6 * 7)"}, "text": "Here is code:"},
+ {"fenced": "Data:\n```text\nprint('data')\n```\nGo, which warden does not run:\n```go\nfmt.Println(1)\n```\nAll done: 42."}]
+JSON
+	run bash -c "printf 'compute\n%%info\n' | timeout -k 5 120 '$WARDEN' chat -y --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key k"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# a reply that calls the tool: its fence is the model's text, in its
+	# place, and does not run
+	[[ "$output" == *"An example, not to run:"*"print('exam' + 'ple')"*"Now for real."*"tool-ran"* ]]
+	[[ "$output" != *"example"$'\n'* ]]
+	# a reply without: the fenced block ran in the jail, its output went back
+	[[ "$output" == *"fenced 42"* ]]
+	req 1 | grep -q '"tools"'
+	req 3 | grep -q 'fenced 42'
+	# shown once, in its box (not also in the text)
+	[ "$(grep -cF "print('fenced', 6 * 7)" <<< "$output")" -eq 1 ]
+	[[ "$output" == *"Here is code:"*"╭─ py"*"│ print('fenced', 6 * 7)"* ]]
+	# data and unknown languages: text, not run, no further request
+	[[ "$output" == *"print('data')"*"fmt.Println(1)"*"All done: 42."* ]]
+	[ "$(nreq)" -eq 3 ]
+	# %info says which way the last code came
+	[[ "$output" == *"; code as fenced blocks (the model made no tool call; tools are offered)"* ]]
+	# the system message says so too
+	req 1 | grep -q 'fenced block in one of the languages below'
+}
+
+@test "chat: in tool mode, fenced code without -y and without a terminal is declined, as with --no-tools" {
+	fake_llm <<'JSON'
+[{"fenced": {"language": "shell", "code": "touch should_not_exist"}, "text": "Run this:"}]
+JSON
+	chat "make a file" < /dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Not run"*"-y"* ]]
+	[ ! -e "$WS/should_not_exist" ]
+	[ "$(nreq)" -eq 1 ]
+	grep -q 'declined' "$(conv_file)"
+}

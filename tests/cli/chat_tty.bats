@@ -196,6 +196,28 @@ JSON
 	wait_exit 0
 }
 
+# Issue 20 (1): with tools on, a reply with fenced code and no tool call
+# asks before its block runs, and shows the code once, in its box.
+@test "chat tty: tool mode, a fenced reply without a tool call: approved, run, shown once" {
+	fake_llm <<'JSON'
+[{"fenced": {"language": "python", "code": "print('tool' + 'less', 6 * 7)"}, "text": "Here is code:"},
+ {"text": "It printed 42."}]
+JSON
+	COLOR=1 start_chat
+	wait_prompt 1
+	keys "compute" Enter
+	wait_for "Run this code? [y]es [n]o [e]dit [a]lways:"
+	keys y Enter
+	wait_for "toolless 42"
+	wait_for "It printed 42."
+	wait_prompt 2
+	[ "$(screen | grep -cF "print('tool' + 'less', 6 * 7)")" -eq 1 ]
+	screen | grep -q "│ print('tool' + 'less', 6 \* 7)"
+	screen | grep -q "Here is code:"
+	keys C-d
+	wait_exit 0
+}
+
 @test "chat tty: %info and %jupyter show the facts and the notebook's path" {
 	fake_llm <<'JSON'
 [{"text": "Running.", "tool_call": {"language": "shell", "code": "echo from-the-jail"}},
