@@ -20,6 +20,12 @@
 #include "warden/util.h"
 
 #define MAX_EDITS 20
+/* Images and HTML outputs of one block that are kept: saved, shown, in the
+ * conversation and sent to the model.  Each is at most WPROTO_DISPLAY_MAX
+ * (3 MiB), but a block's count is bounded only by the profile's output
+ * limit, which may be unlimited: the rest are dropped as they come, and
+ * counted. */
+#define DISPLAYS_MAX 8
 
 /* ---- running a block ---- */
 
@@ -32,6 +38,8 @@ struct collect {
 	json_object *live_denied;
 	json_object *rich;           /* the block's image and html LMC messages */
 	const char *code;            /* the block, for its running line */
+	unsigned images, htmls;      /* kept so far (at most DISPLAYS_MAX each) */
+	unsigned dropped_images, dropped_htmls;
 };
 
 /* A cut that does not split a UTF-8 sequence: the start of the character
@@ -171,8 +179,16 @@ static void on_display(void *ctx, const char *format, const uint8_t *data, size_
 {
 	struct collect *col = ctx;
 	struct chat *c = col->c;
+	bool html = strcmp(format, "html") == 0;
+	unsigned *kept = html ? &col->htmls : &col->images;
 
-	if (strcmp(format, "html") == 0) {
+	if (*kept >= DISPLAYS_MAX) {
+		/* past the cap: not saved, not shown, not kept, only counted */
+		(*(html ? &col->dropped_htmls : &col->dropped_images))++;
+		return;
+	}
+	(*kept)++;
+	if (html) {
 		struct wsan san;
 		struct sbuf clean = { 0 };
 
@@ -202,6 +218,25 @@ static void on_display(void *ctx, const char *format, const uint8_t *data, size_
 		                                         strcmp(format, "jpeg") == 0 ? "base64.jpeg"
 		                                                                     : "base64.png",
 		                                         b64));
+	}
+}
+
+/* What was past the cap, told to the person and the model. */
+static void dropped_displays(struct chat *c, const struct collect *col, struct sbuf *model)
+{
+	static const char *const what[2][2] = { { "image", "images" },
+	                                        { "HTML output", "HTML outputs" } };
+	const unsigned n[2] = { col->dropped_images, col->dropped_htmls };
+
+	for (int k = 0; k < 2; k++) {
+		const char *w = what[k][n[k] != 1];
+
+		if (!n[k])
+			continue;
+		ui_note(&c->ui, "  %u more %s of this block %s dropped (at most %d a block are "
+		        "kept)", n[k], w, n[k] == 1 ? "was" : "were", DISPLAYS_MAX);
+		sbuf_addf(model, "\n[warden: %u more %s %s dropped: at most %d of a block are "
+		          "kept]", n[k], w, n[k] == 1 ? "was" : "were", DISPLAYS_MAX);
 	}
 }
 
@@ -598,6 +633,7 @@ int chat_run_block(struct chat *c, json_object *m)
 	out = collected(&col);
 	sbuf_adds(&model, *out ? out : "(no output)");
 	free(out);
+	dropped_displays(c, &col, &model);
 	if (r < 0) {
 		ui_error(&c->ui, "%s", err.msg);
 		sbuf_addf(&model, "\n[warden: the block could not run: %s]", err.msg);
