@@ -334,79 +334,6 @@ static void chat_free(struct chat *c)
 	free(c->conv_path);
 }
 
-/* --resume's FILE: a path to a file, or a name under the conversations
- * directory; none: the latest. */
-static int resume_path(const struct bdirs *d, const struct chat_opts *o, const char *name,
-                       char **path, struct werr *err)
-{
-	*path = NULL;
-	if (!name)
-		return conv_latest(d->data, path, err);
-	if (o->resume_path && !strcmp(name, o->resume_path)) {
-		*path = xstrdup(name);
-		return 0;
-	}
-	if (strchr(name, '/') || access(name, F_OK) == 0) {
-		*path = xstrdup(name);
-		return 0;
-	}
-	return conv_resolve(d->data, name, path, err);
-}
-
-static int resume_load(struct chat_opts *o, const char *path, json_object **msgs,
-                       struct werr *err)
-{
-	if (o->resume_msgs && o->resume_path && !strcmp(path, o->resume_path)) {
-		*msgs = steal_pointer(&o->resume_msgs);
-		return 0;
-	}
-	return conv_load(path, msgs, err);
-}
-
-static int export_script(const struct bdirs *d, struct chat_opts *o)
-{
-	struct werr err = { 0 };
-	_cleanup_free_ char *path = NULL;
-	json_object *msgs = NULL;
-	int r = 1;
-
-	if (!o->resume_set) {
-		chat_bad("--export-script needs the conversation: --resume FILE.json (or --resume for "
-		    "the latest)");
-		return 2;
-	}
-	if (resume_path(d, o, o->resume, &path, &err) < 0 ||
-	    resume_load(o, path, &msgs, &err) < 0) {
-		_cleanup_free_ char *m = bdirs_shown(d, err.msg);
-
-		fprintf(stderr, "warden chat: %s\n", m);
-		return 1;
-	}
-	if (!strcmp(o->export_script, "-")) {
-		r = conv_export_script(msgs, path, "-", &err) < 0 ? 1 : 0;
-	} else if (o->export_fd >= 0 && o->export_path &&
-	           !strcmp(o->export_path, o->export_script)) {
-		_cleanup_free_ char *text = conv_script(msgs, path);
-
-		if (ftruncate(o->export_fd, 0) < 0 ||
-		    write_all(o->export_fd, text, strlen(text)) < 0)
-			r = werr_set(&err, errno, "writing %s", o->export_script) < 0 ? 1 : 0;
-		else
-			r = 0;
-	} else {
-		r = conv_export_script(msgs, path, o->export_script, &err) < 0 ? 1 : 0;
-	}
-	if (r) {
-		_cleanup_free_ char *m = bdirs_shown(d, err.msg);
-
-		fprintf(stderr, "warden chat: %s\n", m);
-	} else if (strcmp(o->export_script, "-"))
-		fprintf(stderr, "warden chat: wrote %s (run it with: sh %s)\n", o->export_script,
-		        o->export_script);
-	json_object_put(msgs);
-	return r;
-}
-
 /* The first user message, on one line, cut to about max characters (at a
  * character boundary), sanitized for the terminal.  malloc'd. */
 static char *one_line(const char *s, size_t max)
@@ -521,7 +448,11 @@ int chat_main(struct chat_opts *o, const struct bdirs *d)
 		return 2;
 	}
 	if (o->export_script) {
-		rc = export_script(d, o);
+		rc = chat_export_script(d, o);
+		goto out_opts;
+	}
+	if (o->jupyter_set) {
+		rc = chat_export_notebook(d, o);
 		goto out_opts;
 	}
 	if (o->conversations) {
@@ -596,8 +527,8 @@ int chat_main(struct chat_opts *o, const struct bdirs *d)
 		char *path = NULL;
 		json_object *msgs = NULL;
 
-		if (resume_path(d, o, o->resume, &path, &err) < 0 ||
-		    resume_load(o, path, &msgs, &err) < 0) {
+		if (chat_resume_path(d, o, o->resume, &path, &err) < 0 ||
+		    chat_resume_load(o, path, &msgs, &err) < 0) {
 			ui_error(&c.ui, "--resume: %s", err.msg);
 			free(path);
 			rc = 2;

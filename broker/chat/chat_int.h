@@ -59,6 +59,16 @@ void chat_show_conversation(struct chat *c);
 void chat_add_console(struct chat *c, const char *content);
 void chat_save(struct chat *c);
 
+/* chat_export.c: --resume's name to its file and its messages (either -1
+ * with err); --export-script and --jupyter, each an exit status */
+struct chat_opts;
+int chat_resume_path(const struct bdirs *d, const struct chat_opts *o, const char *name,
+                     char **path, struct werr *err);
+int chat_resume_load(struct chat_opts *o, const char *path, json_object **msgs,
+                     struct werr *err);
+int chat_export_script(const struct bdirs *d, struct chat_opts *o);
+int chat_export_notebook(const struct bdirs *d, struct chat_opts *o);
+
 /* chat_prompt.c: the system message (malloc'd) and the profile's name */
 char *chat_system_message(struct chat *c);
 const char *chat_profile_name(const struct chat *c);

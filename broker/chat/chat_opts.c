@@ -26,7 +26,7 @@
 enum {
 	O_API_BASE = 256, O_API_KEY, O_PROFILE, O_SANDBOX, O_NO_TOOLS, O_MAX_OUTPUT, O_CONTEXT,
 	O_MAX_TOKENS, O_TEMP, O_RESUME, O_EXPORT, O_SYSMSG, O_CONNECT, O_IDLE, O_ONESHOT,
-	O_REPLAY_DELAY, O_SYSMSG_APPEND, O_CONVERSATIONS,
+	O_REPLAY_DELAY, O_SYSMSG_APPEND, O_CONVERSATIONS, O_JUPYTER,
 };
 
 static const struct option longopts[] = {
@@ -43,6 +43,7 @@ static const struct option longopts[] = {
 	{ "temperature", required_argument, NULL, O_TEMP },
 	{ "resume", optional_argument, NULL, O_RESUME },
 	{ "export-script", required_argument, NULL, O_EXPORT },
+	{ "jupyter", optional_argument, NULL, O_JUPYTER },
 	{ "system-message", required_argument, NULL, O_SYSMSG },
 	{ "system-message-append", required_argument, NULL, O_SYSMSG_APPEND },
 	{ "conversations", no_argument, NULL, O_CONVERSATIONS },
@@ -71,6 +72,7 @@ const char chat_usage_text[] =
 	"      --resume [ID|FILE]     continue a saved conversation (default: the latest)\n"
 	"      --conversations        list saved conversations; pick one to resume\n"
 	"      --export-script FILE   with --resume: the approved code as a shell script\n"
+	"      --jupyter [NAME|-]     with --resume: the conversation as a notebook\n"
 	"      --system-message TEXT  replaces warden's instructions (jail facts stay)\n"
 	"      --system-message-append TEXT   added to the system message\n"
 	"      --connect-timeout DUR  --idle-timeout DUR   (10s, 2m)  --oneshot\n"
@@ -90,6 +92,7 @@ void chat_opts_free(struct chat_opts *o)
 	}
 	free(o->profile);
 	free(o->export_script);
+	free(o->jupyter);
 	free(o->resume);
 	free(o->message);
 	if (o->export_fd >= 0)
@@ -229,6 +232,16 @@ static int parse_opts(int argc, char **argv, struct chat_opts *o)
 		case O_EXPORT:
 			free(o->export_script);
 			o->export_script = xstrdup(optarg);
+			break;
+		case O_JUPYTER:
+			/* its NAME is optional: the next word, unless an option */
+			o->jupyter_set = true;
+			free(o->jupyter);
+			o->jupyter = NULL;
+			if (optarg)
+				o->jupyter = xstrdup(optarg);
+			else if (optind < argc && (argv[optind][0] != '-' || !strcmp(argv[optind], "-")))
+				o->jupyter = xstrdup(argv[optind++]);
 			break;
 		case O_SYSMSG:
 			free(o->s.system_message);
@@ -385,7 +398,7 @@ void chat_preload(int argc, char **argv, const struct bdirs *d, struct chat_opts
 		chat_ports(NULL, ports, n_ports);
 		return;
 	}
-	if (!o->export_script && !o->help)
+	if (!o->export_script && !o->jupyter_set && !o->help)
 		ui_preinit();
 	o->demo_path = demo_recording();
 	if (config_load(d->config, o->profile, &cfg, &o->config_err) < 0) {

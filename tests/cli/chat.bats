@@ -621,3 +621,50 @@ JSON
 	[ "$(nreq)" -eq 1 ]
 	grep -q 'declined' "$(conv_file)"
 }
+
+# Issue 20 (12): %jupyter's command-line form, as --export-script's: the
+# notebook of a saved conversation, without starting a chat; the same
+# places as %jupyter (G160), or stdout.
+@test "chat: --resume FILE --jupyter [NAME|-] writes the notebook without starting a chat" {
+	fake_llm <<'JSON'
+[{"text": "Let me run it.", "tool_call": {"language": "python", "code": "print('nb', 6 * 7)"}},
+ {"text": "It printed **42**."}]
+JSON
+	chat -y "compute it"
+	[ "$status" -eq 0 ]
+	local f nb
+	f=$(conv_file)
+	nb="$XDG_DATA_HOME/warden/notebooks/$(basename "$f" .json).ipynb"
+	run "$WARDEN" chat --resume "$f" --jupyter
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"notebook written: $nb (4 cells"* ]]
+	run "$WARDEN" chat --jupyter mine --resume "$f"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"notebook written: $XDG_DATA_HOME/warden/notebooks/mine.ipynb"* ]]
+	"$WARDEN" chat --resume "$f" --jupyter - > "$T/out.ipynb"
+	for n in "$nb" "$XDG_DATA_HOME/warden/notebooks/mine.ipynb" "$T/out.ipynb"; do
+		/usr/bin/python3 - "$n" <<'PY'
+import sys
+import nbformat
+nb = nbformat.read(sys.argv[1], as_version=4)
+nbformat.validate(nb)
+assert nb.cells[2].source == "print('nb', 6 * 7)", nb.cells
+assert nb.cells[2].outputs[0].text == "nb 42\n", nb.cells[2]
+PY
+	done
+	# the places %jupyter refuses are refused here too
+	run "$WARDEN" chat --resume "$f" --jupyter ../up
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"../up: '..' is not allowed"* ]]
+	run "$WARDEN" chat --resume "$f" --jupyter "$WS/nb"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$WS/nb: not under $XDG_DATA_HOME/warden/, the only place"* ]]
+	[ ! -e "$WS/nb" ]
+	[ ! -e "$WS/nb.ipynb" ]
+	run "$WARDEN" chat --jupyter
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--jupyter needs the conversation: --resume"* ]]
+	# no chat was started: the model was asked only by the first run
+	[ "$(nreq)" -eq 2 ]
+}
