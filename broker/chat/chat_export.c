@@ -44,7 +44,7 @@ int chat_resume_load(struct chat_opts *o, const char *path, json_object **msgs,
 int chat_export_script(const struct bdirs *d, struct chat_opts *o)
 {
 	struct werr err = { 0 };
-	_cleanup_free_ char *path = NULL;
+	_cleanup_free_ char *path = NULL, *shown = NULL;
 	json_object *msgs = NULL;
 	int r = 1;
 
@@ -60,11 +60,13 @@ int chat_export_script(const struct bdirs *d, struct chat_opts *o)
 		fprintf(stderr, "warden chat: %s\n", m);
 		return 1;
 	}
+	/* the header names the conversation as the person knows its path */
+	shown = bdirs_shown(d, path);
 	if (!strcmp(o->export_script, "-")) {
-		r = conv_export_script(msgs, path, "-", &err) < 0 ? 1 : 0;
+		r = conv_export_script(msgs, shown, "-", &err) < 0 ? 1 : 0;
 	} else if (o->export_fd >= 0 && o->export_path &&
 	           !strcmp(o->export_path, o->export_script)) {
-		_cleanup_free_ char *text = conv_script(msgs, path);
+		_cleanup_free_ char *text = conv_script(msgs, shown);
 
 		if (ftruncate(o->export_fd, 0) < 0 ||
 		    write_all(o->export_fd, text, strlen(text)) < 0)
@@ -72,7 +74,7 @@ int chat_export_script(const struct bdirs *d, struct chat_opts *o)
 		else
 			r = 0;
 	} else {
-		r = conv_export_script(msgs, path, o->export_script, &err) < 0 ? 1 : 0;
+		r = conv_export_script(msgs, shown, o->export_script, &err) < 0 ? 1 : 0;
 	}
 	if (r) {
 		_cleanup_free_ char *m = bdirs_shown(d, err.msg);

@@ -502,16 +502,16 @@ static void result_lines(struct chat *c, const struct wresult *res, struct sbuf 
 		break;
 	case WB_SIGNALED:
 		ui_bad(u, "✗ killed by signal %u (%s)", res->signal, wall);
-		sbuf_addf(model, "\n[killed by signal %u]", res->signal);
+		sbuf_addf(model, "\n" CONV_SIGNALED "%u]", res->signal);
 		break;
 	case WB_INTERRUPTED:
 		ui_bad(u, "^C interrupted (%s)", wall);
-		sbuf_adds(model, "\n[interrupted by the user (Ctrl-C)]");
+		sbuf_adds(model, "\n" CONV_INTERRUPTED);
 		break;
 	default:
 		ui_bad(u, "✗ stopped by the jail: %s limit reached (%s)",
 		       wblock_reason_name(res->reason), wall);
-		sbuf_addf(model, "\n[stopped by the jail: the policy's %s limit was reached]",
+		sbuf_addf(model, "\n" CONV_STOPPED "%s limit was reached]",
 		          wblock_reason_name(res->reason));
 		break;
 	}
@@ -537,7 +537,7 @@ static void result_lines(struct chat *c, const struct wresult *res, struct sbuf 
 			}
 		}
 		ui_bad(u, "⛔ denied by the sandbox policy: %s", l.d);
-		sbuf_addf(model, "\n[the jail's policy denied these system calls: %s. This is the "
+		sbuf_addf(model, "\n" CONV_DENIED "%s. This is the "
 		          "sandbox working as intended; do not try to get around it]", l.d);
 		sbuf_free(&l);
 	}
@@ -547,7 +547,7 @@ static void result_lines(struct chat *c, const struct wresult *res, struct sbuf 
 	if (res->flags & WRES_STATE_LOST) {
 		ui_note(u, "the session's jail ended: the next block starts fresh (variables and "
 		        "imports are gone)");
-		sbuf_adds(model, "\n[the session restarted: variables, imports and functions from "
+		sbuf_adds(model, "\n" CONV_STATE_LOST "variables, imports and functions from "
 		                 "earlier blocks are gone]");
 	}
 	if (c->verbose) {
@@ -561,6 +561,38 @@ static void result_lines(struct chat *c, const struct wresult *res, struct sbuf 
 		        (unsigned long long)res->wall_ms, (unsigned long long)res->cpu_ms, mem,
 		        (unsigned long long)res->output_bytes);
 	}
+}
+
+/* The session's name of a language (python for py), or lang itself. */
+static const char *lang_name(struct chat *c, const char *lang)
+{
+	const char *n = c->langs ? blang_lookup(c->langs, lang) : NULL;
+
+	return n ? n : lang;
+}
+
+/* An earlier block of m's language ran in this conversation (its state
+ * was there for the model to count on). */
+static bool ran_before(struct chat *c, json_object *m, const char *lang)
+{
+	const char *name = lang_name(c, lang);
+	size_t n = json_object_array_length(c->msgs);
+
+	for (size_t i = 0; i + 1 < n; i++) {
+		json_object *e = json_object_array_get_idx(c->msgs, i);
+		json_object *out = json_object_array_get_idx(c->msgs, i + 1);
+		const char *o = mstr(out, "content") ?: "";
+
+		if (e == m)
+			break;
+		if (strcmp(mstr(e, "type") ?: "", "code") || strcmp(mstr(out, "type") ?: "", "console") ||
+		    strcasecmp(lang_name(c, mstr(e, "format") ?: ""), name))
+			continue;
+		if (strncmp(o, CONV_DECLINED, strlen(CONV_DECLINED)) &&
+		    strncmp(o, CONV_NOT_RUN, strlen(CONV_NOT_RUN)) && !strstr(o, CONV_COULD_NOT_RUN))
+			return true;
+	}
+	return false;
 }
 
 int chat_run_block(struct chat *c, json_object *m)
@@ -636,7 +668,7 @@ int chat_run_block(struct chat *c, json_object *m)
 	dropped_displays(c, &col, &model);
 	if (r < 0) {
 		ui_error(&c->ui, "%s", err.msg);
-		sbuf_addf(&model, "\n[warden: the block could not run: %s]", err.msg);
+		sbuf_addf(&model, "\n" CONV_COULD_NOT_RUN "%s]", err.msg);
 		if (c->bc.c.eof) {
 			c->fatal = true;
 			ret = RB_FATAL;
@@ -647,8 +679,15 @@ int chat_run_block(struct chat *c, json_object *m)
 		if (ui_sigint_count != before && res.reason != WB_INTERRUPTED)
 			ui_bad(&c->ui, "^C interrupted");
 		result_lines(c, &res, &model, col.live_denied);
-		if (res.reason == WB_INTERRUPTED || ui_sigint_count != before)
+		if (res.reason == WB_INTERRUPTED || ui_sigint_count != before) {
 			ret = RB_INTERRUPTED;
+			/* the script export leaves it out by this note */
+			if (res.reason != WB_INTERRUPTED)
+				sbuf_adds(&model, "\n" CONV_INTERRUPTED);
+		}
+		if ((res.flags & WRES_FRESH) && ran_before(c, m, lang))
+			sbuf_addf(&model, "\n" CONV_NEW_JAIL "%s jail: what earlier %s blocks defined "
+			          "is gone]", lang_name(c, lang), lang_name(c, lang));
 		wresult_free(&res);
 	}
 	chat_add_console(c, model.d);

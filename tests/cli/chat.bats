@@ -668,3 +668,117 @@ PY
 	# no chat was started: the model was asked only by the first run
 	[ "$(nreq)" -eq 2 ]
 }
+
+# session_output FILE: what the blocks of a conversation printed, in order,
+# without the notes warden adds for the model ("(no output)", "[exit
+# status 3]", ...)
+session_output() {
+	python3 - "$1" <<'PY'
+import json, re, sys
+out = []
+for m in json.load(open(sys.argv[1])):
+    if m.get("role") == "computer" and m.get("type") == "console":
+        c = m["content"]
+        c = re.sub(r"(\n?\[(exit status \d+|warden: [^\n]*)\])+$", "", c)
+        if c != "(no output)":
+            out.append(c if c.endswith("\n") else c + "\n")
+sys.stdout.write("".join(out))
+PY
+}
+
+# Issue 20 (2): each language's blocks run in one interpreter, as in the
+# session, whatever comes between them: a Python variable survives a shell
+# block, the shell's variables and directory survive the others, a
+# JavaScript let survives Python; a final expression is shown; sys.exit
+# ends only its block.  The script, run in a jail, prints what the session
+# printed.
+@test "chat: --export-script keeps each language's state across the others, and prints what the session printed" {
+	fake_llm <<'JSON'
+[{"tool_call": {"language": "python", "code": "x = 41\nprint('py1', x)"}},
+ {"tool_call": {"language": "shell", "code": "v=5\nmkdir -p sub && cd sub\necho sh1 $v"}},
+ {"tool_call": {"language": "python", "code": "print('py2', x + 1)"}},
+ {"tool_call": {"language": "sh", "code": "echo sh2 $v $(basename \"$PWD\")"}},
+ {"tool_call": {"language": "javascript", "code": "let y = 2\nconsole.log('js1', y)"}},
+ {"tool_call": {"language": "py", "code": "import sys\nz = x * 2\nz"}},
+ {"tool_call": {"language": "js", "code": "console.log('js2', y * 21)"}},
+ {"tool_call": {"language": "python", "code": "sys.exit(3)"}},
+ {"tool_call": {"language": "python", "code": "print('py3', z, x)\nopen('made.txt', 'w').write('%d\\n' % z)"}},
+ {"text": "Done."}]
+JSON
+	chat -y "go"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local f want
+	f=$(conv_file)
+	want=$(session_output "$f")
+	echo "the session: $want"
+	[[ "$want" == *"py1 41"*"sh1 5"*"py2 42"*"sh2 5 sub"*"js1 2"*"82"*"js2 42"*"py3 82 41"* ]]
+	timeout 60 "$WARDEN" chat --resume "$f" --export-script - > "$T/redo.sh"
+	cat "$T/redo.sh"
+	mkdir "$T/again"
+	cp "$T/redo.sh" "$T/again/"
+	run timeout 120 "$WARDEN" run --quiet --workspace "$T/again" -- sh redo.sh
+	echo "the script: $output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "$want" ]
+	[ "$(cat "$T/again/made.txt")" = 82 ]
+	[ -d "$T/again/sub" ]
+	# nothing of the script's own is left behind
+	run ! bash -c "ls -d /tmp/warden-script.* 2>/dev/null"
+}
+
+# Issue 20 (2): after --resume the next block of a language runs in a new
+# jail (the earlier blocks' state is gone, and the model is told); the
+# script starts a new interpreter there too.  The header names the
+# conversation file where it is, never /proc/self/fd/N.
+@test "chat: --export-script starts a new interpreter where the session's jail was new; its header names the real path" {
+	chmod 700 "$T"
+	fake_llm <<'JSON'
+[{"tool_call": {"language": "python", "code": "x = 5\nprint('first', x)"}},
+ {"text": "Set."},
+ {"tool_call": {"language": "python", "code": "print('after resume', globals().get('x', 'gone'))"}},
+ {"text": "Gone."}]
+JSON
+	chat -y "set x"
+	[ "$status" -eq 0 ]
+	local f
+	f=$(conv_file)
+	chat -y --resume "$f" "print x"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"after resume gone"* ]]
+	req 4 | grep -q 'this block ran in a new python jail'
+	f=$(conv_file)
+	run "$WARDEN" chat --resume "$f" --export-script -
+	[ "$status" -eq 0 ]
+	printf '%s\n' "$output" > "$T/redo.sh"
+	cat "$T/redo.sh"
+	[[ "$output" == *"#   $f"* ]]
+	[[ "$output" != *"/proc/self/fd"* ]]
+	[[ "$output" == *"warden_restart python"* ]]
+	mkdir "$T/again"
+	cp "$T/redo.sh" "$T/again/"
+	run timeout 120 "$WARDEN" run --quiet --workspace "$T/again" -- sh redo.sh
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$output" = "first 5
+after resume gone" ]
+}
+
+# Issue 20 (2): what the script cannot do as the session did is said at its
+# top, block by block: a limit that stopped a block, a call the jail denied.
+@test "chat: --export-script says at its top where it cannot do what the session did" {
+	fake_llm <<'JSON'
+[{"tool_call": {"language": "python", "code": "import socket\ntry:\n    socket.socket(socket.AF_PACKET, socket.SOCK_RAW)\nexcept OSError as e:\n    print('denied', e.errno)"}},
+ {"tool_call": {"language": "ruby", "code": "puts 'ruby ran'"}},
+ {"text": "Done."}]
+JSON
+	chat -y "go"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run "$WARDEN" chat --resume "$(conv_file)" --export-script -
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"# Where this script does not do what the session did:"*"#   block 1 (python): the jail denied socket"*"here, without a jail, nothing denies them"* ]]
+	[[ "$output" == *"warden_block ruby <<"* ]]
+}
