@@ -15,7 +15,7 @@
 /* --resume's FILE: a path to a file, or a name under the conversations
  * directory; none: the latest. */
 int chat_resume_path(const struct bdirs *d, const struct chat_opts *o, const char *name,
-                       char **path, struct werr *err)
+                     char **path, struct werr *err)
 {
 	*path = NULL;
 	if (!name)
@@ -32,7 +32,7 @@ int chat_resume_path(const struct bdirs *d, const struct chat_opts *o, const cha
 }
 
 int chat_resume_load(struct chat_opts *o, const char *path, json_object **msgs,
-                       struct werr *err)
+                     struct werr *err)
 {
 	if (o->resume_msgs && o->resume_path && !strcmp(path, o->resume_path)) {
 		*msgs = steal_pointer(&o->resume_msgs);
@@ -80,13 +80,13 @@ int chat_export_script(const struct bdirs *d, struct chat_opts *o)
 		_cleanup_free_ char *m = bdirs_shown(d, err.msg);
 
 		fprintf(stderr, "warden chat: %s\n", m);
-	} else if (strcmp(o->export_script, "-"))
+	} else if (strcmp(o->export_script, "-")) {
 		fprintf(stderr, "warden chat: wrote %s (run it with: sh %s)\n", o->export_script,
 		        o->export_script);
+	}
 	json_object_put(msgs);
 	return r;
 }
-
 
 int chat_export_notebook(const struct bdirs *d, struct chat_opts *o)
 {
