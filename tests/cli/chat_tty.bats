@@ -164,10 +164,12 @@ JSON
 	grep -q '^#   block 2 (python): left out: the user interrupted it' "$T/redo.sh"
 	mkdir "$T/again"
 	cp "$T/redo.sh" "$T/again/"
-	run timeout 120 "$WARDEN" run --quiet --workspace "$T/again" -- sh redo.sh
+	run timeout 120 "$WARDEN" run --quiet --workspace "$T/again" -- \
+		sh -c 'sh redo.sh > out.txt 2>&1; echo "script status $?"'
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[ "$output" = "before 1
+	[[ "$output" == *"script status 0"* ]]
+	[ "$(cat "$T/again/out.txt")" = "before 1
 after 1" ]
 }
 
