@@ -86,7 +86,7 @@ _warden()
 		fi ;;
 	chat)
 		opts="--model --api-base --api-key --auto-run --profile --sandbox-profile --no-tools
-		      --max-output --context-window --max-tokens --temperature --resume --export-script
+		      --max-output --context-window --max-tokens --temperature --resume --export-script --jupyter
 		      --system-message --system-message-append --conversations
 		      --verbose --connect-timeout --idle-timeout --oneshot --help
 		      --workspace --allow-profile --net --allow --audit-log --version -m -y -v -h"

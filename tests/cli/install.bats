@@ -173,6 +173,11 @@ usr/share/man/man1/other.1" ]
 	[[ "$output" == *"sandbox profile: data"* ]]
 	[[ "$output" == *"30 rows; columns: date, region, product, units, revenue"* ]]
 	grep -q '<svg' "$WS/revenue_by_region.svg"
+	# issue 20 (9): without a key, the hint names the installed recording
+	run env -u OPENAI_API_KEY "$D/usr/bin/warden" chat --workspace "$WS" hello
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"try --model replay:$ex/demo.json"* ]]
 }
 
 @test "install: every man page renders without warnings" {

@@ -205,3 +205,9 @@ serve_client() {
 @test "serve: opened names each limit's mechanism; no memory counter gives a null peak (issue 13)" {
 	serve_client limits
 }
+
+@test "serve: opened carries the jail's facts: the policy's source, the Landlock ABI, home in the workspace (issue 20)" {
+	serve_client jail_facts
+	mkdir -p "$WS/me"
+	HOME="$WS/me" serve_client jail_facts
+}

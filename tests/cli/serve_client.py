@@ -248,6 +248,31 @@ def sc_net_off(s, args):
           ends[1].get("network_unreachable") == 0, "block_end records: %s" % ends)
 
 
+def sc_jail_facts(s, args):
+    """Issue 20: the opened event carries what OPENED says of the jail on
+    this machine (chat's %info shows the same): where the policy came
+    from, the Landlock ABI (the one `warden doctor` reports), whether the
+    caller's home lies in the workspace."""
+    ws = os.path.realpath(args["workspace"])
+    home = os.environ.get("HOME", "")
+    rid = s.send({"op": "open"})
+    ev = s.wait_id(rid)
+    check(ev.get("event") == "opened", "open: %s" % ev)
+    jail = ev.get("jail")
+    check(isinstance(jail, dict), "opened without jail: %s" % ev)
+    check(jail.get("policy_source") == "built-in:workspace.json", "policy_source: %s" % jail)
+    abi = jail.get("landlock_abi")
+    check(isinstance(abi, int) and not isinstance(abi, bool) and abi >= 0,
+          "landlock_abi: %s" % jail)
+    doctor = subprocess.run([os.environ["WARDEN"], "doctor"], capture_output=True, text=True)
+    want = "ABI %d" % abi if abi else "not available"
+    check(want in doctor.stdout or want in doctor.stderr,
+          "landlock_abi %s, but warden doctor says: %s" % (abi, doctor.stdout))
+    inside = home == ws or home.startswith(ws + "/")
+    check(jail.get("home_in_workspace") is inside,
+          "home_in_workspace: %s (HOME %s, workspace %s)" % (jail, home, ws))
+
+
 def sc_python_state(s, args):
     ws = args["workspace"]
     sid = s.open()
