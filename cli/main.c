@@ -14,9 +14,10 @@ static void usage(FILE *f)
 	      "\n"
 	      "  chat [OPTIONS] [MESSAGE]            the conversation (the default)\n"
 	      "  serve --stdio [OPTIONS]             JSON-lines API for other programs\n"
+	      "  mcp [OPTIONS]                       an MCP server on stdio, for agents\n"
 	      "  run [OPTIONS] -- PROGRAM [ARG...]   run one program in a fresh jail\n"
-	      "  policy check FILE | show NAME | list\n"
-	      "  audit [--session ID] [--denied] [--json] [--audit-log FILE]\n"
+	      "  policy check FILE|NAME | show NAME | list\n"
+	      "  audit [--last N|--since TIME|--all|--session ID] [--denied] [--json]\n"
 	      "  doctor                              what this kernel and user can use\n"
 	      "  version\n"
 	      "\n"
@@ -55,6 +56,8 @@ int main(int argc, char **argv)
 		return cmd_audit(argc - 1, argv + 1);
 	if (!strcmp(cmd, "serve"))
 		return cmd_serve(argc - 1, argv + 1);
+	if (!strcmp(cmd, "mcp"))
+		return cmd_mcp(argc - 1, argv + 1);
 	if (!strcmp(cmd, "chat"))
 		return cmd_chat(argc - 1, argv + 1);
 	if (!strcmp(cmd, "doctor"))

@@ -1,7 +1,7 @@
 /* Which proposals are dangerous (include/warden/learn.h): left out of the
  * learned policy unless --include names them, and called out.  A hostile
  * program can make the learner propose anything it can name, so these are
- * what a person must decide on purpose (SECURITY.md G203):
+ * what a person must decide on purpose (SECURITY.md G223):
  *   - the host's whole filesystem, a home directory or anything holding one;
  *   - anything in the catalogs of "Nothing planted, nothing leaked"
  *     (policy/catalog.c: at or below an entry, in any home; a directory that

@@ -2,7 +2,7 @@
  * the wire are include/warden/learn.h).  Private to supervisor/.
  *
  * What the supervisor guarantees, whatever the learner says or does
- * (SECURITY.md G200-G202):
+ * (SECURITY.md G220-G222):
  *   - a notification is answered CONTINUE only when the policy's own
  *     program (the one a normal run loads) ALLOWs those very numbers and
  *     the call is of the learn set; anything else is denied as in every

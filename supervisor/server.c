@@ -1,4 +1,4 @@
-/* warden serve --stdio and warden chat: the supervisor half of the
+/* warden serve --stdio, warden mcp and warden chat: the supervisor half of the
  * privilege split (design.md §2).
  *
  *   1. load every profile the user allowed, and resolve the workspace
@@ -248,7 +248,7 @@ int sv_serve(const struct wserve_opts *opts, char **rest, int n_rest, bool chat)
 	sv->loop.ep = -1;
 	sv->reg.dir_fd = sv->reg.lock_fd = -1;
 	sv->broker.fd = -1;
-	if (!chat && !o.stdio) {
+	if (!chat && !o.stdio && !o.mcp) {
 		wlog_error("serve: say how to serve: --stdio (the only transport for now)");
 		status = 2;
 		goto out;
@@ -300,11 +300,13 @@ int sv_serve(const struct wserve_opts *opts, char **rest, int n_rest, bool chat)
 	}
 	bargv = xcalloc((size_t)n_rest + 4, sizeof(char *));
 	bargv[0] = "warden-broker";
-	bargv[1] = chat ? "chat" : "serve";
-	if (!chat)
+	/* the broker's mode is all that differs between serve and mcp: the
+	 * supervisor serves the same frames, with the same checks, to both */
+	bargv[1] = chat ? "chat" : o.mcp ? "mcp" : "serve";
+	if (!chat && !o.mcp)
 		bargv[2] = "--stdio";
 	for (int i = 0; i < n_rest; i++)
-		bargv[(chat ? 2 : 3) + i] = rest[i];
+		bargv[(chat || o.mcp ? 2 : 3) + i] = rest[i];
 	{
 		struct sv_broker_start bs = { .argv = bargv, .sock = sp[1], .user = o.broker_user };
 

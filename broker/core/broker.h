@@ -4,8 +4,9 @@
  *
  *   warden-broker serve --stdio [...]    JSON-lines API   (broker/api/api_stdio.c)
  *   warden-broker chat [...]             the LLM conversation (broker/chat/chat.c, chat.h)
+ *   warden-broker mcp                    MCP on stdio     (broker/api/mcp_stdio.c, mcp.h)
  *
- * Each mode gets argv from its own name on (argv[0] = "serve" / "chat"). */
+ * Each mode gets argv from its own name on (argv[0] = "serve" / "chat" / "mcp"). */
 #ifndef BROKER_BROKER_H
 #define BROKER_BROKER_H
 
@@ -29,8 +30,12 @@ struct bdirs {
 int bdirs_init(struct bdirs *d, struct werr *err);
 void bdirs_free(struct bdirs *d);
 /* text (a path, a message) with the directories as the user knows them,
- * not as /proc/self/fd/N; malloc'd. */
+ * not as /proc/self/fd/N, wherever they occur in it; malloc'd.  d may be
+ * NULL (a copy). */
 char *bdirs_shown(const struct bdirs *d, const char *text);
+/* The other way: a path the person gave, with a directory as they know it,
+ * as the broker must open it (under /proc/self/fd/N); malloc'd. */
+char *bdirs_real(const struct bdirs *d, const char *path);
 
 /* Files the command line named (--model replay:FILE, --resume FILE), opened
  * by the supervisor and handed over as fds 6 and 7.  bfiles_init takes
@@ -58,6 +63,7 @@ int broker_confine(const struct bdirs *d, const struct bconfine *c, struct werr 
 int broker_tcp_confined(void);
 
 int serve_main(int argc, char **argv, const struct bdirs *d);
+int mcp_main(int argc, char **argv, const struct bdirs *d);
 /* chat_main: chat.h (its options are parsed before confinement) */
 
 #endif

@@ -5,6 +5,7 @@
 #ifndef WARDEN_SUPERVISOR_H
 #define WARDEN_SUPERVISOR_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,6 +57,8 @@ struct wrun_result {
 	bool output_direct;      /* stdout went into the caller's pipe, uncounted
 	                          * (run.c direct_stdout); output_bytes is stderr's */
 	bool learn_incomplete;   /* --learn: the learning was not complete */
+	bool have_net;           /* net_unreachable was read (jail_net_unreachable): */
+	uint64_t net_unreachable; /* attempts to reach an address with no route */
 	char session[32];
 };
 
@@ -63,6 +66,19 @@ struct wrun_result {
  * could not run it (err set; err->exit_code 125, 126 or 127). */
 int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err);
 
+/* --- warden policy check ----------------------------------------------------
+ * The checks a run of policy p in workspace (NULL: the current directory)
+ * makes against this machine before it starts anything (jail_plan_check:
+ * binds that cannot be used, links below writable places, /proc and /dev),
+ * with the workspace, HOME and warden's own hides resolved as `warden run`
+ * resolves them; the resolved workspace in ws.  Each problem is appended to
+ * msgs, located in p's file where it writes the path at fault
+ * ("FILE:LINE:COL: what; fix", policy_locate_path), else "FILE: what; fix".
+ * 0: none; 1: some; -1 and err: the workspace cannot be used. */
+struct wpolicy;
+struct wstrv;
+int wcheck_policy(const struct wpolicy *p, const char *workspace, char ws[PATH_MAX],
+                  struct wstrv *msgs, struct werr *err);
 
 /* --- warden serve / warden chat ------------------------------------------- */
 
@@ -74,6 +90,7 @@ struct wserve_opts {
 	const char *roots[32];
 	size_t n_roots;
 	bool stdio;
+	bool mcp;               /* warden mcp: the broker serves MCP on stdio */
 	bool named_default;     /* --profile/--sandbox given: profiles[0] */
 	size_t max_sessions;    /* --max-sessions; 0: SV_MAX_SESSIONS */
 	const char *net;        /* --net MODE, over every allowed profile */
@@ -92,7 +109,8 @@ struct wserve_opts {
 
 /* Serve the broker started with broker_argv (the options the supervisor
  * did not take; chat's, for the broker) until it exits; the process's exit
- * status.  chat: the broker runs `warden chat`, else `serve --stdio`. */
+ * status.  chat: the broker runs `warden chat`; o->mcp: `mcp`; else
+ * `serve --stdio`. */
 int sv_serve(const struct wserve_opts *o, char **broker_argv, int n_broker_argv, bool chat);
 
 #endif

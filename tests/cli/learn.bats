@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Learning a policy from what a program was refused (issue 23, part 1;
-# docs/learn.md, SECURITY.md G200-G204): `warden policy learn` and
+# docs/learn.md, SECURITY.md G220-G224): `warden policy learn` and
 # `warden run --learn`, against real jails, judged on the host: the files
 # the program wrote, the test servers' logs, the learner's process.
 #

@@ -79,6 +79,16 @@ check() { # SCENARIO VARIANT: tests/security/protect_check.py against $H
 	[[ "$output" != *'"/etc"'* ]]
 }
 
+@test "protect: an XDG_RUNTIME_DIR that is not the caller's own 0700 directory is passed over for the registry (sudo, su)" {
+	mkdir -m 755 "$WS.rt"
+	run env HOME="$H" XDG_RUNTIME_DIR="$WS.rt" "$WARDEN" run --quiet --workspace "$H" -- sh -c 'echo ran'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *ran* ]]
+	[ ! -e "$WS.rt/warden" ]
+	rmdir "$WS.rt"
+}
+
 @test "protect: a dotfile that links into the workspace cannot be changed through its target (issue 19)" {
 	mkdir -p "$H/dotfiles"
 	echo 'original bashrc' > "$H/dotfiles/bashrc"

@@ -2,7 +2,7 @@
  * played by the test through wlearn_attach: a learner that answers a call
  * it was not asked about, or sends a malformed frame, or ends, is given up
  * at once, and every call it held is continued (counted unexamined)
- * rather than left waiting (SECURITY.md G201).  The notifications are
+ * rather than left waiting (SECURITY.md G221).  The notifications are
  * fake here (no listener: the continue itself fails, harmlessly); the real
  * ones are tests/cli/learn.bats's. */
 #include <setjmp.h>
