@@ -43,6 +43,7 @@ usr/share/doc/warden/README.md
 usr/share/doc/warden/SECURITY.md
 usr/share/doc/warden/docs/chat.md
 usr/share/doc/warden/docs/design.md
+usr/share/doc/warden/docs/learn.md
 usr/share/doc/warden/docs/mcp.md
 usr/share/doc/warden/docs/policy.md
 usr/share/doc/warden/docs/serve.md
