@@ -218,17 +218,31 @@ json_object *wl_to_json(const struct wl_list *l, const struct wl_base *b)
 
 /* --- the policy ---------------------------------------------------------- */
 
-static void add_values(json_object *arr, const struct wl_list *l, const char *key)
+/* A path in the workspace is written as $WORKSPACE..., so the policy
+ * keeps meaning the workspace it runs in (docs/policy.md "Paths"). */
+static char *spelled(const char *key, const char *v, const struct wl_base *b)
+{
+	size_t n = b->workspace ? strlen(b->workspace) : 0;
+
+	if (!strncmp(key, "filesystem.", 11) && n > 1 && !strncmp(v, b->workspace, n) &&
+	    (v[n] == '\0' || v[n] == '/'))
+		return xasprintf("$WORKSPACE%s", v + n);
+	return xstrdup(v);
+}
+
+static void add_values(json_object *arr, const struct wl_list *l, const char *key,
+                       const struct wl_base *b)
 {
 	for (size_t i = 0; i < l->n; i++)
 		if (l->v[i].included && l->v[i].key && !strcmp(l->v[i].key, key)) {
+			char *v = spelled(key, l->v[i].value, b);
 			bool dup = false;
 
 			for (size_t j = 0; j < json_object_array_length(arr); j++)
-				dup |= !strcmp(json_object_get_string(json_object_array_get_idx(arr, j)),
-				               l->v[i].value);
+				dup |= !strcmp(json_object_get_string(json_object_array_get_idx(arr, j)), v);
 			if (!dup)
-				json_object_array_add(arr, json_object_new_string(l->v[i].value));
+				json_object_array_add(arr, json_object_new_string(v));
+			free(v);
 		}
 }
 
@@ -245,8 +259,8 @@ char *wl_policy(const struct wl_list *l, const struct wl_base *b)
 	json_object_object_add(o, "description", json_object_new_string(desc));
 	free(desc);
 	json_object_object_add(o, "extends", jstr(b->profile));
-	add_values(ro, l, "filesystem.read_only");
-	add_values(rw, l, "filesystem.read_write");
+	add_values(ro, l, "filesystem.read_only", b);
+	add_values(rw, l, "filesystem.read_write", b);
 	if (json_object_array_length(ro))
 		json_object_object_add(fs, "read_only+", json_object_get(ro));
 	if (json_object_array_length(rw))
@@ -255,7 +269,7 @@ char *wl_policy(const struct wl_list *l, const struct wl_base *b)
 		json_object_object_add(o, "filesystem", json_object_get(fs));
 	for (size_t i = 0; i < b->n_allow; i++)
 		json_object_array_add(allow, json_object_new_string(b->allow[i]));
-	add_values(allow, l, "network.allow");
+	add_values(allow, l, "network.allow", b);
 	if (json_object_array_length(allow) || b->net != b->profile_net) {
 		json_object *net = json_object_new_object();
 		int mode = json_object_array_length(allow) ? WNET_PROXY : b->net;
@@ -268,7 +282,7 @@ char *wl_policy(const struct wl_list *l, const struct wl_base *b)
 			                       json_object_get(allow));
 		json_object_object_add(o, "network", net);
 	}
-	add_values(sys, l, "syscalls.allow_extra");
+	add_values(sys, l, "syscalls.allow_extra", b);
 	if (json_object_array_length(sys)) {
 		json_object *s = json_object_new_object();
 

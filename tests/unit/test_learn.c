@@ -224,10 +224,11 @@ static void test_policy_valid(void **state)
 	struct wpolicy *p = NULL, *w = NULL;
 	struct werr err = { 0 };
 	char *text;
-	bool ro = false, aws = false, ssh = false, sys = false;
+	bool ro = false, aws = false, ssh = false, sys = false, inws = false;
 
 	wl_add(&l, WL_READ, "/srv/data/a.csv", "openat", "missing", RO, "/srv/data/a.csv", 1);
 	wl_add(&l, WL_CREATE, "/srv/out/n", "openat", "ro", RW, "/srv/out", 2);
+	wl_add(&l, WL_WRITE, "/tmp/ws/report.txt", "openat", "ro", RW, "/tmp/ws/report.txt", 2);
 	wl_add(&l, WL_READ, "/home/ann/.aws/credentials", "openat", "m", RO,
 	       "/home/ann/.aws/credentials", 3);
 	wl_add(&l, WL_DNS, "pypi.org", "sendto", "none", "network.allow", "pypi.org", 4);
@@ -248,8 +249,12 @@ static void test_policy_valid(void **state)
 		ro |= !strcmp(p->read_only.v[i], "/srv/data/a.csv");
 		aws |= strstr(p->read_only.v[i], ".aws") != NULL;
 	}
-	for (size_t i = 0; i < p->read_write.n; i++)
+	for (size_t i = 0; i < p->read_write.n; i++) {
 		ssh |= !strcmp(p->read_write.v[i], "/srv/out");
+		/* in the workspace: written so that it stays the workspace's */
+		inws |= !strcmp(p->read_write.v[i], "$WORKSPACE/report.txt");
+	}
+	assert_true(inws);
 	for (size_t i = 0; i < p->allow_extra.n; i++)
 		sys |= !strcmp(p->allow_extra.v[i], "sethostname");
 	assert_true(ro);
