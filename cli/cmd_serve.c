@@ -13,14 +13,33 @@
 
 enum { O_PROFILE = 256, O_POLICY, O_ALLOW_PROFILE, O_WORKSPACE, O_ALLOW_WS, O_AUDIT, O_USER,
        O_STDIO, O_SANDBOX, O_HELP, O_MAX_SESSIONS, O_NET, O_ALLOW,
-       O_POOL, O_POOL_IDLE };
+       O_POOL, O_POOL_IDLE, O_LISTEN, O_TOKEN_FILE, O_TLS_CERT, O_TLS_KEY };
+
+/* serve's options that are the broker's (the model of the "chat" op, the
+ * sessions' idle time): passed on as they are, checked there. */
+static const struct { const char *name; bool arg; } serve_broker_opts[] = {
+	{ "--model", true }, { "-m", true }, { "--api-base", true }, { "--auto-run", false },
+	{ "-y", false }, { "--no-tools", false }, { "--max-output", true },
+	{ "--context-window", true }, { "--max-tokens", true }, { "--temperature", true },
+	{ "--system-message", true }, { "--system-message-append", true },
+	{ "--connect-timeout", true }, { "--idle-timeout", true }, { "--session-idle", true },
+};
 
 static void serve_usage(FILE *f)
 {
-	fputs("usage: warden serve --stdio [OPTIONS]\n"
+	fputs("usage: warden serve --stdio | --listen ADDR [OPTIONS]\n"
 	      "\n"
-	      "A JSON-lines API on stdin/stdout: sessions whose code runs in jails.\n"
+	      "The serve protocol: sessions whose code runs in jails, as JSON lines on\n"
+	      "stdin/stdout, or over WebSocket (/ws) for clients with the token.\n"
 	      "\n"
+	      "  --listen ADDR           127.0.0.1:PORT, [::1]:PORT, PORT (loopback), a Unix\n"
+	      "                          socket path, or systemd (socket activation)\n"
+	      "  --token-file FILE       the bearer token (a 0600 file of yours); default: a\n"
+	      "                          new one in $XDG_RUNTIME_DIR/warden/token\n"
+	      "  --tls-cert FILE --tls-key FILE   TLS; needed for a non-loopback address\n"
+	      "  --session-idle SECONDS  sessions unused this long end (default: never)\n"
+	      "  --model M --api-base URL [-y]    the model of the \"chat\" op (the key\n"
+	      "                          from OPENAI_API_KEY / ANTHROPIC_API_KEY)\n"
 	      "  --profile NAME          the default sandbox profile (default: workspace)\n"
 	      "  --policy FILE           a policy file, allowed and made the default\n"
 	      "  --allow-profile NAME    also allow this profile in \"open\" (repeatable)\n"
@@ -78,6 +97,10 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct wserve_opts *o
 		{ "allow", required_argument, NULL, O_ALLOW },
 		{ "pool", required_argument, NULL, O_POOL },
 		{ "pool-idle", required_argument, NULL, O_POOL_IDLE },
+		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "token-file", required_argument, NULL, O_TOKEN_FILE },
+		{ "tls-cert", required_argument, NULL, O_TLS_CERT },
+		{ "tls-key", required_argument, NULL, O_TLS_KEY },
 		{ "help", no_argument, NULL, O_HELP },
 		{ 0 }
 	};
@@ -107,6 +130,29 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct wserve_opts *o
 			if (!strncmp(a, "--", 2) && strlen(so->name) == klen - 2 && !strncmp(a + 2, so->name, klen - 2))
 				opt = so;
 		/* in chat, --profile is the chat profile (Open Interpreter's) */
+		if (chat && opt && (opt->val == O_LISTEN || opt->val == O_TOKEN_FILE ||
+		                    opt->val == O_TLS_CERT || opt->val == O_TLS_KEY))
+			opt = NULL;   /* chat's to refuse */
+		if (!opt && !chat) {
+			int k = -1;
+
+			for (size_t j = 0; j < ARRAY_SIZE(serve_broker_opts); j++)
+				if (!strncmp(a, serve_broker_opts[j].name, klen) &&
+				    strlen(serve_broker_opts[j].name) == klen)
+					k = (int)j;
+			if (!strcmp(a, "--api-key") || !strncmp(a, "--api-key=", 10)) {
+				wlog_error("serve: no --api-key: the key would show in ps to every user; "
+				           "set OPENAI_API_KEY or ANTHROPIC_API_KEY in warden's environment");
+				free(out);
+				return -1;
+			}
+			if (k >= 0) {
+				out[n++] = argv[i];
+				if (serve_broker_opts[k].arg && !eq && i + 1 < argc)
+					out[n++] = argv[++i];
+				continue;
+			}
+		}
 		if (!opt || (chat && (opt->val == O_PROFILE || opt->val == O_HELP || opt->val == O_STDIO))) {
 			if (!chat) {
 				wlog_error("serve: unknown option %s; see `warden serve --help`", a);
@@ -126,6 +172,10 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct wserve_opts *o
 		}
 		switch (opt->val) {
 		case O_STDIO: o->stdio = true; break;
+		case O_LISTEN: o->listen = val; break;
+		case O_TOKEN_FILE: o->token_file = val; break;
+		case O_TLS_CERT: o->tls_cert = val; break;
+		case O_TLS_KEY: o->tls_key = val; break;
 		case O_HELP: serve_usage(stdout); free(out); exit(0);
 		case O_PROFILE:
 		case O_SANDBOX:

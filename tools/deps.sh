@@ -3,7 +3,7 @@
 # prints the exact command to run (as anyone else).  Debian 12 package names.
 set -u
 PKGS="gcc make pkg-config libc6-dev libseccomp-dev libcap-dev libjson-c-dev \
-libnl-3-dev libnl-route-3-dev libc-ares-dev libcurl4-openssl-dev nettle-dev libedit-dev libcmocka-dev bats \
+libnl-3-dev libnl-route-3-dev libc-ares-dev libcurl4-openssl-dev nettle-dev libedit-dev libwebsockets-dev libcmocka-dev bats \
 python3 nodejs ruby perl tmux clang bubblewrap hyperfine util-linux iproute2 passwd \
 procps time bsdutils findutils man-db groff-base bash-completion zsh \
 dpkg-dev debhelper fakeroot build-essential adduser git \
