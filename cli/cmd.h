@@ -9,11 +9,12 @@ int cmd_policy(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
 
 /* Transitional: the log functions live in warden/log.h; include it. */
 #include "warden/log.h"
 
-#define WARDEN_VERSION "0.1.0"
+#include "warden/version.h"
 
 #endif

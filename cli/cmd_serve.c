@@ -1,4 +1,4 @@
-/* warden serve and warden chat: their command line.  The supervisor's own
+/* warden serve, warden mcp and warden chat: their command line.  The supervisor's own
  * options are taken here; every other one goes to the broker, which parses
  * its own (broker/chat/chat_opts.c).  supervisor/server.c serves. */
 #include <errno.h>
@@ -155,7 +155,8 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct wserve_opts *o
 		}
 		if (!opt || (chat && (opt->val == O_PROFILE || opt->val == O_HELP || opt->val == O_STDIO))) {
 			if (!chat) {
-				wlog_error("serve: unknown option %s; see `warden serve --help`", a);
+				wlog_error("%s: unknown option %s; see `warden %s --help`", argv[0], a,
+				           argv[0]);
 				free(out);
 				return -1;
 			}
@@ -265,6 +266,63 @@ static int serve_main(int argc, char **argv, bool chat)
 	if (parse_sv_opts(argc, argv, chat, &o, &rest, &n_rest) < 0)
 		return 2;
 	rc = sv_serve(&o, rest, n_rest, chat);
+	free(rest);
+	return rc;
+}
+
+static void mcp_usage(FILE *f)
+{
+	fputs("usage: warden mcp [OPTIONS]\n"
+	      "\n"
+	      "A Model Context Protocol server on stdin/stdout (both protocol eras): the\n"
+	      "tools run_code, open_session and close_session run code in jails.\n"
+	      "\n"
+	      "  --profile NAME          the default sandbox profile (default: workspace)\n"
+	      "  --policy FILE           a policy file, allowed and made the default\n"
+	      "  --allow-profile NAME    also allow this profile in open_session (repeatable)\n"
+	      "  --workspace DIR         the default workspace (default: .); open_session\n"
+	      "                          may name it or a directory below it\n"
+	      "  --allow-workspace DIR   another allowed workspace root (repeatable)\n"
+	      "  --net MODE              none, loopback or proxy, for every profile\n"
+	      "  --allow HOST[:PORT]     with --net proxy: a host jails may reach\n"
+	      "  --audit-log FILE        where audit records go\n"
+	      "  --broker-user USER      as root: the broker's user (default: " WBROKER_USER ")\n", f);
+	fprintf(f, "  --max-sessions N        the most sessions open at once (default: %d, or\n"
+	           "                          what the open-files limit has room for)\n"
+	           "  --pool N                ready jails kept per profile, workspace and\n"
+	           "                          language (default: %u; 0: none)\n"
+	           "  --pool-idle SECONDS     unused pooled jails end after (default: %u)\n"
+	           "\n"
+	           "Closing stdin ends the server and every jail.  Clients: man warden-mcp\n"
+	           "(and docs/mcp.md).\n", SV_MAX_SESSIONS, SV_POOL_DEFAULT, SV_POOL_IDLE_S);
+}
+
+/* warden mcp: serve's options (not --stdio: stdio is what it speaks), the
+ * broker in mcp mode. */
+int cmd_mcp(int argc, char **argv)
+{
+	struct wserve_opts o;
+	char **rest = NULL;
+	int n_rest = 0, rc;
+
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			mcp_usage(stdout);
+			return 0;
+		}
+	if (parse_sv_opts(argc, argv, false, &o, &rest, &n_rest) < 0)
+		return 2;
+	if (o.stdio || o.listen || o.token_file || o.tls_cert || o.tls_key || n_rest > 0) {
+		/* MCP over the network is serve --listen's /mcp */
+		wlog_error("mcp: %s: warden mcp always speaks on stdin and stdout (over the network: "
+		           "warden serve --listen ADDR, its /mcp); see `warden mcp --help`",
+		           o.stdio ? "--stdio" : o.listen ? "--listen" : o.token_file ? "--token-file"
+		           : o.tls_cert || o.tls_key ? "--tls-cert/--tls-key" : rest[0]);
+		free(rest);
+		return 2;
+	}
+	o.mcp = true;
+	rc = sv_serve(&o, rest, n_rest, false);
 	free(rest);
 	return rc;
 }

@@ -13,6 +13,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "  chat [OPTIONS] [MESSAGE]            the conversation (the default)\n"
 	      "  serve --stdio [OPTIONS]             JSON-lines API for other programs\n"
+	      "  mcp [OPTIONS]                       an MCP server on stdio, for agents\n"
 	      "  run [OPTIONS] -- PROGRAM [ARG...]   run one program in a fresh jail\n"
 	      "  policy check FILE | show NAME | list\n"
 	      "  audit [--session ID] [--denied] [--json] [--audit-log FILE]\n"
@@ -51,6 +52,8 @@ int main(int argc, char **argv)
 		return cmd_audit(argc - 1, argv + 1);
 	if (!strcmp(cmd, "serve"))
 		return cmd_serve(argc - 1, argv + 1);
+	if (!strcmp(cmd, "mcp"))
+		return cmd_mcp(argc - 1, argv + 1);
 	if (!strcmp(cmd, "chat"))
 		return cmd_chat(argc - 1, argv + 1);
 	if (!strcmp(cmd, "doctor"))

@@ -1,4 +1,4 @@
-/* warden serve --stdio and warden chat: the supervisor half of the
+/* warden serve --stdio, warden mcp and warden chat: the supervisor half of the
  * privilege split (design.md §2).
  *
  *   1. load every profile the user allowed, and resolve the workspace
@@ -249,7 +249,7 @@ int sv_serve(const struct wserve_opts *opts, char **rest, int n_rest, bool chat)
 	sv->loop.ep = -1;
 	sv->reg.dir_fd = sv->reg.lock_fd = -1;
 	sv->broker.fd = -1;
-	if (!chat && !o.stdio == !o.listen) {
+	if (!chat && !o.mcp && !o.stdio == !o.listen) {
 		wlog_error("serve: say how to serve: --stdio (JSON lines on stdin and stdout) or "
 		           "--listen ADDR (WebSocket and HTTP), one of them");
 		status = 2;
@@ -309,8 +309,10 @@ int sv_serve(const struct wserve_opts *opts, char **rest, int n_rest, bool chat)
 		int b = 0;
 
 		bargv[b++] = "warden-broker";
-		bargv[b++] = chat ? "chat" : "serve";
-		if (!chat)
+		/* the broker's mode is all that differs between serve and mcp: the
+		 * supervisor serves the same frames, with the same checks, to both */
+		bargv[b++] = chat ? "chat" : o.mcp ? "mcp" : "serve";
+		if (!chat && !o.mcp)
 			bargv[b++] = o.listen ? "--listen" : "--stdio";
 		if (o.listen && o.tls_cert)
 			bargv[b++] = "--tls";

@@ -1,18 +1,17 @@
 /* The request parser of warden serve --stdio (api_stdio.h).  Pure: no I/O, no
  * supervisor, so that the fuzzer and the unit tests drive it directly.
  *
- * Two passes.  A small scanner of our own enforces plain JSON first: json-c
- * even in strict mode accepts single-quoted keys, NaN, Infinity, "1." and
- * raw control characters in strings.  Then json-c builds the value (strict,
- * with UTF-8 validation), and everything after that is checked here: the
- * value is an object, every key is known for its op, every field has its
- * type and bound, and strings carry no NUL byte (JSON allows "\u0000"). */
+ * Plain JSON with bounds comes from core/jstrict.c; everything after that
+ * is checked here: the value is an object, every key is known for its op,
+ * every field has its type and bound, and strings carry no NUL byte (JSON
+ * allows "\u0000"). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "api_stdio.h"
+#include "core/jstrict.h"
 #include "warden/proto.h"
 #include "warden/util.h"
 
@@ -136,171 +135,6 @@ static int get_str(json_object *o, const char *key, bool required, size_t max, c
 	if (out_len)
 		*out_len = n;
 	return 0;
-}
-
-/* ---- the plain-JSON scanner ---- */
-
-struct scan {
-	const char *p;
-	size_t len, off;
-	const char *what;   /* set on failure */
-};
-
-static void scan_ws(struct scan *sc)
-{
-	while (sc->off < sc->len && (sc->p[sc->off] == ' ' || sc->p[sc->off] == '\t' ||
-	                             sc->p[sc->off] == '\r' || sc->p[sc->off] == '\n'))
-		sc->off++;
-}
-
-static bool scan_fail(struct scan *sc, const char *what)
-{
-	sc->what = what;
-	return false;
-}
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool is_hex(char c)
-{
-	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-static bool scan_string(struct scan *sc)
-{
-	sc->off++;   /* the opening quote */
-	while (sc->off < sc->len) {
-		unsigned char c = (unsigned char)sc->p[sc->off];
-		if (c == '"') {
-			sc->off++;
-			return true;
-		}
-		if (c < 0x20)
-			return scan_fail(sc, "a raw control character in a string (escape it)");
-		if (c == '\\') {
-			if (++sc->off >= sc->len)
-				break;
-			c = (unsigned char)sc->p[sc->off];
-			if (c == 'u') {
-				for (int i = 1; i <= 4; i++)
-					if (sc->off + (size_t)i >= sc->len || !is_hex(sc->p[sc->off + (size_t)i]))
-						return scan_fail(sc, "a bad \\u escape");
-				sc->off += 4;
-			} else if (!strchr("\"\\/bfnrt", c) || c == '\0') {
-				return scan_fail(sc, "a bad escape in a string");
-			}
-		}
-		sc->off++;
-	}
-	return scan_fail(sc, "an unterminated string");
-}
-
-static bool scan_number(struct scan *sc)
-{
-	const char *p = sc->p;
-
-	if (sc->off < sc->len && p[sc->off] == '-')
-		sc->off++;
-	if (sc->off >= sc->len || !is_digit(p[sc->off]))
-		return scan_fail(sc, "a bad number");
-	if (p[sc->off] == '0')
-		sc->off++;
-	else
-		while (sc->off < sc->len && is_digit(p[sc->off]))
-			sc->off++;
-	if (sc->off < sc->len && p[sc->off] == '.') {
-		sc->off++;
-		if (sc->off >= sc->len || !is_digit(p[sc->off]))
-			return scan_fail(sc, "a bad number (a digit must follow '.')");
-		while (sc->off < sc->len && is_digit(p[sc->off]))
-			sc->off++;
-	}
-	if (sc->off < sc->len && (p[sc->off] == 'e' || p[sc->off] == 'E')) {
-		sc->off++;
-		if (sc->off < sc->len && (p[sc->off] == '+' || p[sc->off] == '-'))
-			sc->off++;
-		if (sc->off >= sc->len || !is_digit(p[sc->off]))
-			return scan_fail(sc, "a bad number (a digit must follow the exponent)");
-		while (sc->off < sc->len && is_digit(p[sc->off]))
-			sc->off++;
-	}
-	return true;
-}
-
-static bool scan_word(struct scan *sc, const char *w)
-{
-	size_t n = strlen(w);
-
-	if (sc->len - sc->off < n || memcmp(sc->p + sc->off, w, n))
-		return scan_fail(sc, "an unexpected character (JSON has true, false, null, "
-		                 "numbers, \"strings\", arrays and objects)");
-	sc->off += n;
-	return true;
-}
-
-static bool scan_value(struct scan *sc, int depth)
-{
-	char c;
-
-	if (depth > SERVE_JSON_DEPTH)
-		return scan_fail(sc, "nesting too deep");
-	scan_ws(sc);
-	if (sc->off >= sc->len)
-		return scan_fail(sc, "the line ends inside a value");
-	c = sc->p[sc->off];
-	switch (c) {
-	case '"':
-		return scan_string(sc);
-	case 't':
-		return scan_word(sc, "true");
-	case 'f':
-		return scan_word(sc, "false");
-	case 'n':
-		return scan_word(sc, "null");
-	case '[':
-	case '{': {
-		char close = c == '[' ? ']' : '}';
-		sc->off++;
-		scan_ws(sc);
-		if (sc->off < sc->len && sc->p[sc->off] == close) {
-			sc->off++;
-			return true;
-		}
-		for (;;) {
-			if (c == '{') {
-				scan_ws(sc);
-				if (sc->off >= sc->len || sc->p[sc->off] != '"')
-					return scan_fail(sc, "an object key that is not a \"string\"");
-				if (!scan_string(sc))
-					return false;
-				scan_ws(sc);
-				if (sc->off >= sc->len || sc->p[sc->off] != ':')
-					return scan_fail(sc, "a missing ':' after an object key");
-				sc->off++;
-			}
-			if (!scan_value(sc, depth + 1))
-				return false;
-			scan_ws(sc);
-			if (sc->off >= sc->len)
-				return scan_fail(sc, "the line ends inside a value");
-			if (sc->p[sc->off] == close) {
-				sc->off++;
-				return true;
-			}
-			if (sc->p[sc->off] != ',')
-				return scan_fail(sc, "a missing ',' or closing bracket");
-			sc->off++;
-		}
-	}
-	default:
-		if (c == '-' || is_digit(c))
-			return scan_number(sc);
-		return scan_fail(sc, "an unexpected character (JSON has true, false, null, "
-		                 "numbers, \"strings\", arrays and objects)");
-	}
 }
 
 static int check_id(json_object *id, char *errbuf, size_t errlen)
@@ -449,10 +283,8 @@ static int parse_fields(json_object *root, struct serve_req *req, char *errbuf, 
 int serve_parse_request(const char *line, size_t len, struct serve_req *req, char *errbuf,
                         size_t errlen)
 {
-	struct json_tokener *tok = NULL;
 	json_object *root = NULL, *id;
-	enum json_tokener_error jerr;
-	size_t i, end;
+	size_t i;
 	int r = -1;
 
 	memset(req, 0, sizeof(*req));
@@ -466,51 +298,11 @@ int serve_parse_request(const char *line, size_t len, struct serve_req *req, cha
 	if (len > SERVE_LINE_MAX)
 		return perr(errbuf, errlen, "the request is %zu bytes; the limit is %u", len,
 		            SERVE_LINE_MAX);
-	if (len > INT32_MAX)
-		return perr(errbuf, errlen, "the request is too long");
-
-	{
-		struct scan sc = { .p = line, .len = len };
-		if (!scan_value(&sc, 1))
-			return perr(errbuf, errlen, "not JSON: %s at byte %zu", sc.what, sc.off);
-		scan_ws(&sc);
-		if (sc.off < len)
-			return perr(errbuf, errlen, "trailing data after the JSON value at byte %zu "
-			            "(one request per line)", sc.off);
-		sc.off = 0;
-		scan_ws(&sc);
-		if (line[sc.off] != '{')
-			return perr(errbuf, errlen, "a request must be a JSON object, not %s",
-			            line[sc.off] == '[' ? "an array" : line[sc.off] == '"' ? "a string" :
-			            line[sc.off] == 'n' ? "null" :
-			            line[sc.off] == 't' || line[sc.off] == 'f' ? "a boolean" : "a number");
-	}
-	tok = json_tokener_new_ex(SERVE_JSON_DEPTH + 1);
-	if (!tok)
-		return perr(errbuf, errlen, "out of memory");
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	root = json_tokener_parse_ex(tok, line, (int)len);
-	jerr = json_tokener_get_error(tok);
-	if (!root) {
-		if (jerr == json_tokener_continue)
-			perr(errbuf, errlen, "not JSON: the line ends inside a value");
-		else if (jerr == json_tokener_success)
-			perr(errbuf, errlen, "a request must be a JSON object, not null");
-		else
-			perr(errbuf, errlen, "not JSON: %s at byte %zu",
-			     json_tokener_error_desc(jerr), json_tokener_get_parse_end(tok));
-		goto out;
-	}
-	end = json_tokener_get_parse_end(tok);
-	for (i = end; i < len; i++)
-		if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r') {
-			perr(errbuf, errlen, "trailing data after the JSON value at byte %zu "
-			     "(one request per line)", i);
-			goto out;
-		}
+	if (jstrict_parse(line, len, SERVE_JSON_DEPTH, &root, errbuf, errlen) < 0)
+		return -1;
 	if (!json_object_is_type(root, json_type_object)) {
 		perr(errbuf, errlen, "a request must be a JSON object, not %s",
-		     json_type_to_name(json_object_get_type(root)));
+		     jstrict_type_name(root));
 		goto out;
 	}
 	/* the id first: a later error is still matched to its request */
@@ -526,7 +318,6 @@ int serve_parse_request(const char *line, size_t len, struct serve_req *req, cha
 	r = parse_fields(root, req, errbuf, errlen);
 out:
 	json_object_put(root);
-	json_tokener_free(tok);
 	if (r < 0) {
 		/* keep the id, drop the rest */
 		json_object *keep = req->id;

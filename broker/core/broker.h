@@ -5,8 +5,9 @@
  *   warden-broker serve --stdio [...]    JSON-lines API   (broker/api/api_stdio.c)
  *   warden-broker serve --listen [...]   over WebSocket   (broker/api/listen.c)
  *   warden-broker chat [...]             the LLM conversation (broker/chat/chat.c, chat.h)
+ *   warden-broker mcp                    MCP on stdio     (broker/api/mcp_stdio.c, mcp.h)
  *
- * Each mode gets argv from its own name on (argv[0] = "serve" / "chat"). */
+ * Each mode gets argv from its own name on (argv[0] = "serve" / "chat" / "mcp"). */
 #ifndef BROKER_BROKER_H
 #define BROKER_BROKER_H
 
@@ -58,6 +59,7 @@ int broker_confine(const struct bdirs *d, const struct bconfine *c, struct werr 
 /* 1 when this kernel's Landlock can restrict TCP ports (ABI 4+). */
 int broker_tcp_confined(void);
 
+int mcp_main(int argc, char **argv, const struct bdirs *d);
 /* serve_main: api/serve_opts.h, chat_main: chat/chat.h (their options are
  * parsed before confinement) */
 

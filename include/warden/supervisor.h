@@ -61,6 +61,7 @@ struct wserve_opts {
 	const char *roots[32];
 	size_t n_roots;
 	bool stdio;
+	bool mcp;               /* warden mcp: the broker serves MCP on stdio */
 	bool named_default;     /* --profile/--sandbox given: profiles[0] */
 	size_t max_sessions;    /* --max-sessions; 0: SV_MAX_SESSIONS */
 	const char *net;        /* --net MODE, over every allowed profile */
@@ -82,8 +83,8 @@ struct wserve_opts {
 
 /* Serve the broker started with broker_argv (the options the supervisor
  * did not take; chat's, for the broker) until it exits; the process's exit
- * status.  chat: the broker runs `warden chat`, else `serve --stdio` or
- * `serve --listen`. */
+ * status.  chat: the broker runs `warden chat`; o->mcp: `mcp`; else
+ * `serve --stdio` or `serve --listen`. */
 int sv_serve(const struct wserve_opts *o, char **broker_argv, int n_broker_argv, bool chat);
 
 #endif
