@@ -26,56 +26,21 @@
 
 #include "api_stdio.h"
 #include "listen.h"
-#include "listen_auth.h"
+#include "listen_int.h"
+#include "mcp.h"
 #include "serve.h"
 #include "serve_opts.h"
 #include "warden/broker_start.h"
 #include "warden/token.h"
 #include "warden/util.h"
 
-#define TLS_FILE_MAX (1u << 20)
-#define CONN_QUEUE_MAX (64u << 20)   /* events a client has not read: then it is dropped */
-#define ACCEPT_PAUSE_US 200000       /* out of fds: stop accepting this long */
-
-struct outmsg {
-	struct outmsg *next;
-	size_t len;
-	unsigned char buf[];             /* LWS_PRE, then len bytes */
-};
-
-/* One network connection (lws's per-session data). */
-struct conn {
-	struct blisten *l;
-	struct lws *wsi;
-	struct sclient *c;               /* /ws: its client of the serve protocol */
-	struct outmsg *head, *tail;
-	size_t queued;
-	char *in;
-	size_t in_len;
-	bool in_skip, in_binary, dead;
-};
-
-struct blisten {
-	struct lws_context *ctx;
-	struct lws_vhost *vh;
-	struct lauth auth;
-	bool tls;
-	char *cert, *key;
-	size_t cert_len, key_len;
-	struct serve *s;
-	int listen_fd;
-	struct lws *listen_wsi;
-	int sup_dup, wake_dup, listen_dup;
-	lws_sorted_usec_list_t sul_tick, sul_accept;
-	bool quit;
-	int rc;
-};
+#define TICK_US (250 * LWS_US_PER_MS)
 
 /* ---- answers to HTTP ------------------------------------------------------- */
 
 /* status, a plain-text body, and for 401 the scheme it wants.  0, or -1
  * when the connection is to be dropped. */
-static int respond(struct lws *wsi, unsigned status, const char *body)
+int listen_respond(struct lws *wsi, unsigned status, const char *body)
 {
 	unsigned char buf[LWS_PRE + 1024], *start = buf + LWS_PRE, *p = start,
 	              *end = buf + sizeof(buf) - 1;
@@ -90,6 +55,8 @@ static int respond(struct lws *wsi, unsigned status, const char *body)
 		return -1;
 	if (lws_finalize_write_http_header(wsi, start, &p, end))
 		return -1;
+	if (!n)
+		return 0;
 	if (n > sizeof(buf) - LWS_PRE)
 		n = sizeof(buf) - LWS_PRE;
 	memcpy(start, body, n);
@@ -128,17 +95,26 @@ static bool uri_is(struct lws *wsi, enum lws_token_indexes t, const char *path)
 	return !strcmp(uri, path);
 }
 
-static int on_http(struct blisten *l, struct lws *wsi)
+static int on_http(struct blisten *l, struct conn *cn, struct lws *wsi)
 {
 	if (!authorized(l, wsi)) {
-		if (respond(wsi, 401, unauth_body) < 0)
+		if (listen_respond(wsi, 401, unauth_body) < 0)
 			return -1;
 		return lws_http_transaction_completed(wsi) ? -1 : 0;
 	}
+	if (uri_is(wsi, WSI_TOKEN_POST_URI, "/mcp") || uri_is(wsi, WSI_TOKEN_GET_URI, "/mcp") ||
+	    uri_is(wsi, WSI_TOKEN_DELETE_URI, "/mcp") || uri_is(wsi, WSI_TOKEN_PUT_URI, "/mcp") ||
+	    uri_is(wsi, WSI_TOKEN_OPTIONS_URI, "/mcp") || uri_is(wsi, WSI_TOKEN_PATCH_URI, "/mcp")) {
+		if (!cn)
+			return listen_respond(wsi, 500, "500: no state for this connection\n") < 0 ||
+			       lws_http_transaction_completed(wsi) ? -1 : 0;
+		return lmcp_request(l, cn, wsi);
+	}
 	if (uri_is(wsi, WSI_TOKEN_GET_URI, "/ws")) {
-		if (respond(wsi, 400, "400: /ws speaks WebSocket: send an Upgrade request\n") < 0)
+		if (listen_respond(wsi, 400, "400: /ws speaks WebSocket: send an Upgrade request\n") < 0)
 			return -1;
-	} else if (respond(wsi, 404, "404: warden serves /ws (WebSocket)\n") < 0) {
+	} else if (listen_respond(wsi, 404, "404: warden serves /ws (WebSocket) and /mcp (MCP over "
+	                          "HTTP)\n") < 0) {
 		return -1;
 	}
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
@@ -148,11 +124,11 @@ static int on_http(struct blisten *l, struct lws *wsi)
 static int on_upgrade(struct blisten *l, struct lws *wsi, const char *what)
 {
 	if (!authorized(l, wsi))
-		return respond(wsi, 401, unauth_body) < 0 ? -1 : 1;
+		return listen_respond(wsi, 401, unauth_body) < 0 ? -1 : 1;
 	if (!what || strcasecmp(what, "websocket"))
-		return respond(wsi, 400, "400: only WebSocket upgrades\n") < 0 ? -1 : 1;
+		return listen_respond(wsi, 400, "400: only WebSocket upgrades\n") < 0 ? -1 : 1;
 	if (!uri_is(wsi, WSI_TOKEN_GET_URI, "/ws"))
-		return respond(wsi, 404, "404: the WebSocket endpoint is /ws\n") < 0 ? -1 : 1;
+		return listen_respond(wsi, 404, "404: the WebSocket endpoint is /ws\n") < 0 ? -1 : 1;
 	return 0;
 }
 
@@ -262,14 +238,33 @@ static int cb_net(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	struct blisten *l = lws_context_user(lws_get_context(wsi));
 	struct conn *cn = user;
 
+	/* the token first, whatever else holds: these two decide who is in */
 	switch (reason) {
 	case LWS_CALLBACK_HTTP:
-		return on_http(l, wsi);
-	case LWS_CALLBACK_HTTP_BODY:
-	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-		return 0;
+		return on_http(l, cn, wsi);
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
 		return on_upgrade(l, wsi, in);
+	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+		/* checked again at the handshake: an upgrade that came another
+		 * way is hung up on */
+		return authorized(l, wsi) ? 0 : -1;
+	default:
+		break;
+	}
+	/* a connection that never got as far as a protocol (a TLS handshake
+	 * that failed) has no per-connection data: nothing of ours to do */
+	if (!cn)
+		return lws_callback_http_dummy(wsi, reason, user, in, len);
+	switch (reason) {
+	case LWS_CALLBACK_HTTP_BODY:
+		return lmcp_body(cn, in, len);
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		return lmcp_body_done(cn);
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		return lmcp_writable(cn);
+	case LWS_CALLBACK_CLOSED_HTTP:
+		lmcp_end(cn);
+		return 0;
 	case LWS_CALLBACK_ESTABLISHED:
 		cn->l = l;
 		cn->wsi = wsi;
@@ -283,8 +278,8 @@ static int cb_net(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		return conn_write(cn);
 	case LWS_CALLBACK_CLOSED:
 	case LWS_CALLBACK_WSI_DESTROY:
-		if (cn)
-			conn_end(cn);
+		conn_end(cn);
+		lmcp_end(cn);
 		return 0;
 	case LWS_CALLBACK_RAW_ADOPT:
 	case LWS_CALLBACK_RAW_RX:
@@ -378,12 +373,16 @@ static int cb_fd(struct lws *wsi, enum lws_callback_reasons reason, void *user, 
 	}
 }
 
+/* Idle sessions, MCP calls' timeouts: a quarter of a second is close
+ * enough for both. */
 static void tick(lws_sorted_usec_list_t *sul)
 {
 	struct blisten *l = lws_container_of(sul, struct blisten, sul_tick);
 
 	serve_tick(l->s);
-	lws_sul_schedule(l->ctx, 0, &l->sul_tick, tick, 1000 * LWS_US_PER_MS);
+	if (l->mcp)
+		mcp_server_tick(l->mcp, mcp_now_ms());
+	lws_sul_schedule(l->ctx, 0, &l->sul_tick, tick, TICK_US);
 }
 
 static const struct lws_protocols protocols[] = {
@@ -528,7 +527,7 @@ int blisten_main(struct blisten *l, const struct serve_opts *o)
 	struct werr err = { 0 };
 
 	l->s = serve_new(o->sup_fd, &cfg, &err);
-	if (!l->s) {
+	if (!l->s || lmcp_start(l, o, &err) < 0) {
 		fprintf(stderr, "warden-broker: %s\n", err.msg);
 		return 125;
 	}
@@ -539,8 +538,7 @@ int blisten_main(struct blisten *l, const struct serve_opts *o)
 		fprintf(stderr, "warden-broker: %s\n", err.msg);
 		return 125;
 	}
-	if (o->session_idle_s)
-		lws_sul_schedule(l->ctx, 0, &l->sul_tick, tick, 1000 * LWS_US_PER_MS);
+	lws_sul_schedule(l->ctx, 0, &l->sul_tick, tick, TICK_US);
 	while (!l->quit)
 		if (lws_service(l->ctx, 0) < 0)
 			break;
@@ -557,6 +555,7 @@ void blisten_free(struct blisten *l)
 		/* every connection ends: its client is gone before the server */
 		lws_context_destroy(l->ctx);
 	}
+	lmcp_free(l);
 	serve_free(l->s);
 	free(l->cert);
 	if (l->key)

@@ -967,7 +967,8 @@ int serve_on_supervisor(struct serve *s)
 	}
 	/* frames already in, even at EOF */
 	while ((r = wconn_next(&s->b.c, &m, &err)) > 0) {
-		on_frame(s, &m);
+		if (!s->frame_hook || !s->frame_hook(s->hook_ctx, &m))
+			on_frame(s, &m);
 		wmsg_free(&m);
 	}
 	if (r < 0) {
@@ -1003,6 +1004,18 @@ struct serve *serve_new(int sup_fd, const struct serve_cfg *cfg, struct werr *er
 	}
 	schat_hub_init(s);
 	return s;
+}
+
+struct bclient *serve_bclient(struct serve *s)
+{
+	return &s->b;
+}
+
+void serve_set_frame_hook(struct serve *s, int (*hook)(void *ctx, const struct wmsg *m),
+                          void *ctx)
+{
+	s->frame_hook = hook;
+	s->hook_ctx = ctx;
 }
 
 int serve_sup_fd(const struct serve *s)

@@ -67,6 +67,14 @@ void serve_client_gone(struct sclient *c);
 
 long serve_now_ms(void);   /* CLOCK_MONOTONIC */
 
+/* The supervisor connection (HELLO done), for another protocol's core on
+ * the same connection (MCP, listen_mcp.c); frames go to hook first, and
+ * those it takes (1) are not the serve protocol's. */
+struct bclient *serve_bclient(struct serve *s);
+struct wmsg;
+void serve_set_frame_hook(struct serve *s, int (*hook)(void *ctx, const struct wmsg *m),
+                          void *ctx);
+
 /* Sessions open now, over every client (the tests' and the logs' count). */
 unsigned serve_n_sessions(const struct serve *s);
 

@@ -75,6 +75,8 @@ struct serve {
 	size_t queued_bytes;
 	int wake_fd;              /* eventfd: a chat's worker has news */
 	struct schat_hub *hub;
+	int (*frame_hook)(void *ctx, const struct wmsg *m);
+	void *hook_ctx;
 };
 
 /* A JSON string of valid UTF-8 from any bytes. */

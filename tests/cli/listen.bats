@@ -72,3 +72,7 @@ listen_client() {
 @test "listen: --token-file must be a 0600 file of the caller's; a made token is 256 bits, 0600 (G202)" {
 	listen_client token_file
 }
+
+@test "listen: /mcp serves MCP over Streamable HTTP (JSON or SSE); a session lives on by an unguessable handle" {
+	listen_client mcp
+}

@@ -197,11 +197,30 @@ def sc_auth():
                       "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                       "Authorization: %s\r\nContent-Length: %d\r\n\r\n" % (wrong, len(body)),
                       body))
+        n0 = None
         for what, head, b in cases:
             status, hdrs, _ = raw_request(srv, head, b)
+            if n0 is None:   # the server is up: what it opened itself is counted
+                n0 = len(audit_events("session_open"))
             check(status == 401, "%s: HTTP %d, want 401 (%s)" % (what, status, hdrs[:200]))
             check("www-authenticate: bearer" in hdrs.lower(),
                   "%s: no WWW-Authenticate: Bearer" % what)
+        # what is not HTTP, or asks lws for another protocol: hung up on or
+        # refused, and the server goes on
+        for what, head in (("a CONNECT", "CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: x\r\n"
+                                          "Authorization: Bearer %s\r\n\r\n" % srv.token),
+                           ("an h2c upgrade", "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: h2c\r\n"
+                                              "Connection: Upgrade, HTTP2-Settings\r\n"
+                                              "HTTP2-Settings: AAMAAABkAAQAAP__\r\n"
+                                              "Authorization: Bearer %s\r\n\r\n" % srv.token),
+                           ("bytes that are not HTTP", "\x16\x03\x01\x02\x00\x01\xff\r\n\r\n"),
+                           ("an HTTP/2 preface", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")):
+            try:
+                status, _, data = raw_request(srv, head)
+            except OSError:
+                status, data = 0, b""
+            check(status not in (101, 200), "%s: HTTP %d" % (what, status))
+            check(b"SSH" not in data, "%s reached another service" % what)
         # the client library sees the same
         try:
             Connection(url=srv.url, token="x" * len(srv.token), timeout=WAIT)
@@ -209,12 +228,13 @@ def sc_auth():
         except HandshakeError as e:
             check(e.status == 401, "the client's wrong token: HTTP %d" % e.status)
         # nothing started: no session in the audit log, none in the broker
-        check(not audit_events("session_open"), "a session opened before any token was right")
+        check(len(audit_events("session_open")) == n0,
+              "a session opened before any token was right")
         # and the right token opens the door
         with srv.session() as s:
             out, res = s.execute("print('in', 6 * 7)", "python")
             check(out == "in 42\n", "the block's output: %r" % out)
-        check(len(audit_events("session_open")) == 1, "one session, the authorized one")
+        check(len(audit_events("session_open")) == n0 + 1, "one session, the authorized one")
     finally:
         srv.stop()
 
@@ -311,8 +331,8 @@ def sc_many():
         check(len(conns) == 100, "%d connections of 100" % len(conns))
         ids = {s.id for _, s in conns}
         check(len(ids) == 100, "%d distinct sessions of 100" % len(ids))
-        check(len(audit_events("session_open")) == 100, "sessions opened: %d"
-              % len(audit_events("session_open")))
+        opened = {r.get("session") for r in audit_events("session_open")}
+        check(ids <= opened, "%d of the 100 sessions are in the audit log" % len(ids & opened))
         # all 100 open at once, a block runs in one of them
         out, res = conns[57][1].execute("echo fifty-seven", "shell")
         check(out == "fifty-seven\n", "a block among 100 connections: %r" % out)
@@ -568,11 +588,107 @@ def sc_token_file():
         srv.stop()
 
 
+MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def mcp_post(srv, msg, accept="application/json, text/event-stream", extra=None, raw=None):
+    """One POST to /mcp: (status, content type, the messages it carried)."""
+    import http.client
+    host, port = srv.host_port()
+    c = http.client.HTTPConnection(host, port, timeout=WAIT)
+    body = raw if raw is not None else json.dumps(msg).encode()
+    hdrs = {"Authorization": "Bearer " + srv.token, "Content-Type": "application/json",
+            "Accept": accept}
+    hdrs.update(extra or {})
+    c.request("POST", "/mcp", body, hdrs)
+    r = c.getresponse()
+    data = r.read().decode()
+    ctype = r.getheader("content-type") or ""
+    c.close()
+    if ctype.startswith("text/event-stream"):
+        msgs = [json.loads(line[6:]) for line in data.split("\n") if line.startswith("data: ")]
+    elif ctype.startswith("application/json"):
+        msgs = [json.loads(data)]
+    else:
+        msgs = []
+    return r.status, ctype, msgs
+
+
+def mcp_call(srv, rid, code, session=None, accept="application/json"):
+    args = {"language": "python", "code": code}
+    if session:
+        args["session"] = session
+    st, ct, msgs = mcp_post(srv, {"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                                  "params": {"_meta": MODERN, "name": "run_code",
+                                             "arguments": args}}, accept=accept)
+    check(st == 200 and msgs, "tools/call: HTTP %d %s %s" % (st, ct, msgs))
+    return ct, msgs[-1]
+
+
+def sc_mcp():
+    """/mcp: MCP over Streamable HTTP, modern revision: stateless POSTs, a
+    JSON answer or an SSE stream for a tools/call; a session lives on by
+    its handle (128 random bits), a made-up handle reaches nothing."""
+    srv = Server()
+    try:
+        st, ct, msgs = mcp_post(srv, {"jsonrpc": "2.0", "id": 1, "method": "tools/list",
+                                      "params": {"_meta": MODERN}})
+        check(st == 200 and ct.startswith("application/json"), "tools/list: %d %s" % (st, ct))
+        names = [t["name"] for t in msgs[0]["result"]["tools"]]
+        check("run_code" in names, "the tools: %s" % names)
+        # a call, answered as events to a client that takes them
+        ct, ans = mcp_call(srv, 2, "x = 6 * 7\nprint('mcp', x)",
+                           accept="application/json, text/event-stream")
+        check(ct.startswith("text/event-stream"), "a tools/call as SSE: %s" % ct)
+        res = ans["result"]
+        check(res["content"][0]["text"] == "mcp 42\n", "the output: %s" % res["content"])
+        handle = res["structuredContent"]["session"]
+        check(re.fullmatch(r"[0-9a-f]{32}", handle), "the handle: %r" % handle)
+        # the same session by its handle, in another POST: its state is there
+        ct, ans = mcp_call(srv, 3, "print('again', x)", session=handle)
+        check(ct.startswith("application/json"), "JSON for a JSON-only client: %s" % ct)
+        check(ans["result"]["content"][0]["text"] == "again 42\n", "state across POSTs: %s"
+              % ans["result"]["content"])
+        # a made-up handle reaches nothing
+        guess = handle[:-1] + ("0" if handle[-1] != "0" else "1")
+        ct, ans = mcp_call(srv, 4, "print(x)", session=guess)
+        check("error" in ans or ans.get("result", {}).get("isError"),
+              "a guessed handle was served: %s" % ans)
+        check("again" not in json.dumps(ans) and "42" not in json.dumps(ans.get("error", {})),
+              "a guessed handle saw something: %s" % ans)
+        # notifications only: 202, no body
+        st, ct, msgs = mcp_post(srv, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        check(st == 202 and not msgs, "a notification: %d %s" % (st, msgs))
+        # malformed JSON is the decoder's: a JSON-RPC error, the server goes on
+        st, ct, msgs = mcp_post(srv, None, raw=b"{not json")
+        check(st == 200 and msgs and msgs[0]["error"]["code"] == -32700, "bad JSON: %s" % msgs)
+        # what is not a POST of JSON by a non-browser client is refused at the door
+        status, _, _ = raw_request(srv, "GET /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                                   "%s\r\n\r\n" % srv.token)
+        check(status == 405, "GET /mcp: %d" % status)
+        st, _, _ = mcp_post(srv, {"jsonrpc": "2.0", "id": 5, "method": "tools/list",
+                                  "params": {"_meta": MODERN}}, extra={"Origin": "http://evil"})
+        check(st == 403, "a request with an Origin: %d" % st)
+        st, _, _ = mcp_post(srv, None, raw=b"{}", extra={"Content-Type": "text/plain"})
+        check(st == 415, "a text/plain body: %d" % st)
+        body = b"x" * (2 * 1024 * 1024 + 1)
+        st, _, _ = mcp_post(srv, None, raw=body)
+        check(st == 413, "an oversized body: %d" % st)
+        # close_session by handle ends it
+        st, ct, msgs = mcp_post(srv, {"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+                                      "params": {"_meta": MODERN, "name": "close_session",
+                                                 "arguments": {"session": handle}}})
+        check(st == 200 and "error" not in msgs[0], "close_session: %s" % msgs)
+    finally:
+        srv.stop()
+
+
 SCENARIOS = {
     "auth": sc_auth, "run": sc_run, "isolation": sc_isolation, "many": sc_many,
     "max_sessions": sc_max_sessions, "disconnect": sc_disconnect, "idle": sc_idle,
     "nonloopback": sc_nonloopback, "tls": sc_tls, "unix": sc_unix, "owner": sc_owner,
-    "token_file": sc_token_file,
+    "token_file": sc_token_file, "mcp": sc_mcp,
 }
 
 
