@@ -18,6 +18,9 @@ DESTDIR=${DESTDIR:-}
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD="$top/$BUILD" ;; esac
 ZSHCOMPDIR=${ZSHCOMPDIR:-$PREFIX/share/zsh/site-functions}
+# systemd's user units (systemd.unit(5): /usr/lib/systemd/user, and
+# /usr/local/lib/systemd/user for PREFIX=/usr/local)
+USERUNITDIR=${USERUNITDIR:-$PREFIX/lib/systemd/user}
 MAN=$PREFIX/share/man
 DOC=$PREFIX/share/doc/warden
 
@@ -34,6 +37,9 @@ manifest() {
 	echo "0644 $top/examples/data.json $DOC/examples/data.json"
 	echo "0644 $top/examples/demo.json $DOC/examples/demo.json"
 	echo "0644 $top/examples/sales.csv $DOC/examples/sales.csv"
+	# warden.service names the installed warden: made from its .in here
+	echo "0644 $top/systemd/warden.service.in $USERUNITDIR/warden.service"
+	echo "0644 $top/systemd/warden.socket $USERUNITDIR/warden.socket"
 }
 
 # directories that are warden's alone: removed by uninstall when empty
@@ -43,7 +49,15 @@ case ${1:-} in
 install)
 	manifest | while read -r mode src dst; do
 		[ -f "$src" ] || { echo "tools/install.sh: $src is missing: run make first" >&2; exit 1; }
-		install -D -m "$mode" "$src" "$DESTDIR$dst"
+		case $src in
+		*.in)
+			tmp=$(mktemp)
+			sed "s|@BINDIR@|$PREFIX/bin|g" "$src" > "$tmp"
+			install -D -m "$mode" "$tmp" "$DESTDIR$dst"
+			rm -f "$tmp" ;;
+		*)
+			install -D -m "$mode" "$src" "$DESTDIR$dst" ;;
+		esac
 		echo "installed $DESTDIR$dst"
 	done ;;
 uninstall)
