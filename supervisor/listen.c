@@ -2,18 +2,18 @@
  * (docs/serve.md "Listening"), before the broker starts.  Everything here
  * comes from the trusted command line and the caller's own files; nothing
  * a client sends is read by this process: the broker accepts, speaks
- * HTTP, WebSocket and TLS, and checks the token (SECURITY.md G200).
+ * HTTP, WebSocket and TLS, and checks the token (SECURITY.md G210).
  *
  *   1. the listening socket: TCP on ADDR (loopback when no host is given),
  *      a Unix socket (ADDR with a '/', made 0600), or the one systemd
  *      passed (--listen systemd: LISTEN_FDS, LISTEN_PID);
  *   2. a TCP address that is not loopback is refused without --tls-cert
- *      and --tls-key (SECURITY.md G204): the token would cross the network
+ *      and --tls-key (SECURITY.md G214): the token would cross the network
  *      in clear, to anyone who can reach the port;
  *   3. the token: read from --token-file (a 0600 file of the caller's), or
  *      256 random bits written 0600 to $XDG_RUNTIME_DIR/warden/token; the
  *      broker gets the token itself through a pipe, never the file
- *      (SECURITY.md G202);
+ *      (SECURITY.md G212);
  *   4. the TLS files, opened here: as root the broker's own user may not
  *      read them.
  * The fds go to the broker as 8 to 11 (include/warden/broker_start.h); the

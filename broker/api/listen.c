@@ -7,13 +7,13 @@
  * listening socket came from the supervisor (fd 8): the broker accepts on
  * it and hands each connection to lws (lws_adopt_descriptor_vhost), so it
  * never calls bind() or listen() and its Landlock rules still allow no
- * TCP bind, its seccomp filter no unix socket() (SECURITY.md G200, G45).
+ * TCP bind, its seccomp filter no unix socket() (SECURITY.md G210, G45).
  *
  * The order of a request: lws reads the headers; then, before any body is
  * read and before the serve protocol hears of the connection, the
  * Authorization header is checked (LWS_CALLBACK_HTTP for HTTP requests,
  * LWS_CALLBACK_HTTP_CONFIRM_UPGRADE for WebSocket upgrades): anything but
- * the token is answered 401 (G201).  A CONNECT request, which lws would
+ * the token is answered 401 (G211).  A CONNECT request, which lws would
  * turn into a raw socket without asking, is hung up on. */
 #include <errno.h>
 #include <fcntl.h>

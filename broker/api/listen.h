@@ -1,14 +1,14 @@
 /* warden serve --listen, the broker's side (docs/serve.md "Listening"):
  * HTTP, WebSocket and TLS by libwebsockets on the socket the supervisor
- * made; the broker never binds one (SECURITY.md G200).
+ * made; the broker never binds one (SECURITY.md G210).
  *
  *   /ws    the serve protocol (serve.c), one JSON object per text frame;
  *          each connection is one client: its sessions are its own and
- *          end with it (G203)
+ *          end with it (G213)
  *
  * Every request and every WebSocket upgrade carries "Authorization:
  * Bearer TOKEN" (listen_auth.c), or gets 401 before anything else is read
- * or started (G201). */
+ * or started (G211). */
 #ifndef BROKER_API_LISTEN_H
 #define BROKER_API_LISTEN_H
 

@@ -1,4 +1,4 @@
-/* The listener's bearer token (SECURITY.md G201, G202): what a request's
+/* The listener's bearer token (SECURITY.md G211, G212): what a request's
  * Authorization header must carry.  Pure, for the fuzzer and the unit
  * tests: no I/O.
  *

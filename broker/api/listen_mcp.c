@@ -4,7 +4,7 @@
  * Stateless: each POST carries one JSON-RPC message (or a 2025-03-26
  * batch) and is one MCP connection of the core, freed with its answer; a
  * session lives on by its handle, 128 random bits only its client knows
- * (SECURITY.md G203).  The answer is application/json, or, for a
+ * (SECURITY.md G213).  The answer is application/json, or, for a
  * tools/call of a client that accepts text/event-stream, a stream of
  * server-sent events that ends with the answer.  A POST that holds no
  * request (notifications, responses) gets 202 and no body.

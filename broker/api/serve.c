@@ -15,7 +15,7 @@
  *
  * Who sees what: a session's events go to the client that opened it, and a
  * request's session is looked up among that client's sessions only, so one
- * client can neither see nor touch another's (SECURITY.md G203). */
+ * client can neither see nor touch another's (SECURITY.md G213). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>

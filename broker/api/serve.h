@@ -7,7 +7,7 @@
  * back to that client only, through its emit function.  A session belongs
  * to the client that opened it: another client's request naming it gets
  * "unknown session", exactly as a session that does not exist, and when a
- * client goes, its sessions are closed (SECURITY.md G203).
+ * client goes, its sessions are closed (SECURITY.md G213).
  *
  * The files: serve.c (this: clients, sessions, runs, the supervisor's
  * frames), serve_chat.c (the "chat" op: the LLM turn loop of a session),

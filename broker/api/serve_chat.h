@@ -4,7 +4,7 @@
  * The model is fixed when the server starts (serve's --model, --api-base,
  * ...; the key from OPENAI_API_KEY / ANTHROPIC_API_KEY): a request can
  * neither name another model nor another endpoint, so it cannot send the
- * key anywhere, and no event carries it (SECURITY.md G205).  Each model
+ * key anywhere, and no event carries it (SECURITY.md G215).  Each model
  * request runs in a thread of its own (libcurl blocks); everything else,
  * the session's blocks included, runs in the serve loop. */
 #ifndef BROKER_API_SERVE_CHAT_H

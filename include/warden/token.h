@@ -1,4 +1,4 @@
-/* serve --listen's bearer token (SECURITY.md G202): what a token may be.
+/* serve --listen's bearer token (SECURITY.md G212): what a token may be.
  * One rule for the supervisor, which reads or makes it, and the broker,
  * which checks requests against it (common/token.c). */
 #ifndef WARDEN_TOKEN_H

@@ -58,7 +58,7 @@ chat_api() {
 	chat_api interrupt listen
 }
 
-@test "chat api: the API key never crosses the API; no request names a model, endpoint or key (G205)" {
+@test "chat api: the API key never crosses the API; no request names a model, endpoint or key (G215)" {
 	chat_api key listen
 }
 

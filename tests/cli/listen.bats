@@ -25,7 +25,7 @@ listen_client() {
 	[[ "$output" == *"ok $1"* ]]
 }
 
-@test "listen: no token, a wrong token or another scheme get 401 for /ws and HTTP, before any session (G201)" {
+@test "listen: no token, a wrong token or another scheme get 401 for /ws and HTTP, before any session (G211)" {
 	listen_client auth
 }
 
@@ -33,7 +33,7 @@ listen_client() {
 	listen_client run
 }
 
-@test "listen: a client cannot see or touch another's session; its own end with its connection (G203)" {
+@test "listen: a client cannot see or touch another's session; its own end with its connection (G213)" {
 	listen_client isolation
 }
 
@@ -53,7 +53,7 @@ listen_client() {
 	listen_client idle
 }
 
-@test "listen: a non-loopback address without TLS is refused with the reason (G204)" {
+@test "listen: a non-loopback address without TLS is refused with the reason (G214)" {
 	listen_client nonloopback
 }
 
@@ -65,11 +65,11 @@ listen_client() {
 	listen_client unix
 }
 
-@test "listen: the listener is the confined broker's; the supervisor holds none (G200)" {
+@test "listen: the listener is the confined broker's; the supervisor holds none (G210)" {
 	listen_client owner
 }
 
-@test "listen: --token-file must be a 0600 file of the caller's; a made token is 256 bits, 0600 (G202)" {
+@test "listen: --token-file must be a 0600 file of the caller's; a made token is 256 bits, 0600 (G212)" {
 	listen_client token_file
 }
 

@@ -1,6 +1,6 @@
 /* serve --listen's bearer token (broker/api/listen_auth.c, common/token.c):
  * what a token may be, and which Authorization headers carry it
- * (SECURITY.md G201, G202). */
+ * (SECURITY.md G211, G212). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
