@@ -38,33 +38,6 @@
 
 /* ---- answers to HTTP ------------------------------------------------------- */
 
-/* status, a plain-text body, and for 401 the scheme it wants.  0, or -1
- * when the connection is to be dropped. */
-int listen_respond(struct lws *wsi, unsigned status, const char *body)
-{
-	unsigned char buf[LWS_PRE + 1024], *start = buf + LWS_PRE, *p = start,
-	              *end = buf + sizeof(buf) - 1;
-	size_t n = strlen(body);
-
-	if (lws_add_http_common_headers(wsi, status, "text/plain; charset=utf-8", n, &p, end))
-		return -1;
-	if (status == 401 &&
-	    lws_add_http_header_by_name(wsi, (const unsigned char *)"www-authenticate:",
-	                                (const unsigned char *)"Bearer realm=\"warden\"", 21,
-	                                &p, end))
-		return -1;
-	if (lws_finalize_write_http_header(wsi, start, &p, end))
-		return -1;
-	if (!n)
-		return 0;
-	if (n > sizeof(buf) - LWS_PRE)
-		n = sizeof(buf) - LWS_PRE;
-	memcpy(start, body, n);
-	if (lws_write(wsi, start, n, LWS_WRITE_HTTP_FINAL) != (int)n)
-		return -1;
-	return 0;
-}
-
 /* The request carries the token. */
 static bool authorized(struct blisten *l, struct lws *wsi)
 {

@@ -57,8 +57,8 @@ struct blisten {
 };
 
 
-/* listen.c: an answer of status with a plain-text body (0, or -1: drop
- * the connection) */
+/* listen_http.c: an answer of status with a plain-text body (0, or -1:
+ * drop the connection) */
 int listen_respond(struct lws *wsi, unsigned status, const char *body);
 
 /* listen_mcp.c: /mcp, MCP over Streamable HTTP (the modern revision:

@@ -335,7 +335,7 @@ static void run_block(struct serve *s, struct ssession *ss)
 	r->code_len = strlen(code);
 	r->approval = ch->approval;
 	r->chat = true;
-	serve_submit(s, ss, r);
+	s->submit(s, ss, r);
 }
 
 /* The model's next message: text is already shown, code is confirmed and

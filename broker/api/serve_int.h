@@ -77,9 +77,12 @@ struct serve {
 	struct schat_hub *hub;
 	int (*frame_hook)(void *ctx, const struct wmsg *m);
 	void *hook_ctx;
+	/* queue a block on a session (r owned; it runs now when nothing runs):
+	 * serve.c's, for serve_chat.c below it, which calls nothing above */
+	void (*submit)(struct serve *s, struct ssession *ss, struct srun *r);
 };
 
-/* A JSON string of valid UTF-8 from any bytes. */
+/* serve_event.c: the events.  A JSON string of valid UTF-8 from any bytes. */
 json_object *serve_jstr_n(const char *s, size_t n);
 json_object *serve_jstr(const char *s);
 /* Writes ev (owned) to the client; nothing when c is NULL. */
@@ -92,8 +95,6 @@ void serve_error(struct sclient *c, json_object *id, const char *session, const 
 /* The LMC message {"id","session","role":role,"type":type} to add to. */
 json_object *serve_lmc(struct ssession *ss, json_object *id, const char *role,
                        const char *type);
-/* Queue a block on the session (r owned): it runs now when nothing runs. */
-void serve_submit(struct serve *s, struct ssession *ss, struct srun *r);
 void serve_srun_free(struct srun *r);
 int serve_send(struct serve *s);
 
