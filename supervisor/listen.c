@@ -375,8 +375,8 @@ int sv_listen_prepare(const struct wserve_opts *o, struct sv_listen *l, struct w
 	if (made)
 		wlog_info("the listener's token is in %s (clients send it as "
 		          "\"Authorization: Bearer TOKEN\")", made);
-	wlog_info("listening on %s%s: /ws (the serve protocol over WebSocket)", tls ? "TLS " : "",
-	          l->where);
+	wlog_info("listening on %s%s: /ws (the serve protocol over WebSocket), /mcp (MCP over "
+	          "HTTP)", tls ? "TLS " : "", l->where);
 	return 0;
 fail:
 	explicit_bzero(tok, sizeof(tok));

@@ -169,10 +169,7 @@ static void conn_receive(struct conn *cn, const char *in, size_t len)
 		if (cn->in_len + len > SERVE_LINE_MAX) {
 			cn->in_skip = true;
 		} else {
-			if (!cn->in)
-				cn->in = xmalloc(SERVE_LINE_MAX);
-			memcpy(cn->in + cn->in_len, in, len);
-			cn->in_len += len;
+			listen_take(cn, in, len);
 		}
 	}
 	if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi))
@@ -184,8 +181,13 @@ static void conn_receive(struct conn *cn, const char *in, size_t len)
 		serve_client_error(cn->c, "a request is longer than 2097152 bytes; it was skipped "
 		                   "(code blocks are limited to 1048576 bytes)");
 	else
-		serve_client_request(cn->c, cn->in, cn->in_len);
+		serve_client_request(cn->c, cn->in ? cn->in : "", cn->in_len);
 	cn->in_len = 0;
+	if (cn->in_cap > 65536) {   /* a large message: its buffer goes with it */
+		free(cn->in);
+		cn->in = NULL;
+		cn->in_cap = 0;
+	}
 }
 
 static void conn_end(struct conn *cn)
@@ -203,6 +205,7 @@ static void conn_end(struct conn *cn)
 	cn->queued = 0;
 	free(cn->in);
 	cn->in = NULL;
+	cn->in_len = cn->in_cap = 0;
 }
 
 static int cb_net(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,

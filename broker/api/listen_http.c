@@ -1,9 +1,11 @@
 /* The listener's plain HTTP answers (listen_int.h): below listen.c and
  * listen_mcp.c, which both answer through it. */
 #include <libwebsockets.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "listen_int.h"
+#include "warden/util.h"
 
 /* status, a plain-text body, and for 401 the scheme it wants.  0, or -1
  * when the connection is to be dropped. */
@@ -32,3 +34,19 @@ int listen_respond(struct lws *wsi, unsigned status, const char *body)
 	return 0;
 }
 
+
+void listen_take(struct conn *cn, const char *in, size_t n)
+{
+	if (cn->in_len + n > cn->in_cap) {
+		size_t cap = cn->in_cap ? cn->in_cap : 4096;
+
+		while (cap < cn->in_len + n)
+			cap *= 2;
+		cn->in = realloc(cn->in, cap);
+		if (!cn->in)
+			abort();
+		cn->in_cap = cap;
+	}
+	memcpy(cn->in + cn->in_len, in, n);
+	cn->in_len += n;
+}

@@ -32,7 +32,7 @@ struct conn {
 	struct outmsg *head, *tail;
 	size_t queued;
 	char *in;                        /* a message (/ws) or a body (/mcp) being read */
-	size_t in_len;
+	size_t in_len, in_cap;
 	bool in_skip, in_binary, dead;
 	/* /mcp: the request's MCP connection, and how its answer goes out */
 	struct mcp_conn *mc;
@@ -57,6 +57,9 @@ struct blisten {
 };
 
 
+/* listen_http.c: n more bytes of a message or body in cn->in, grown as it
+ * comes (a connection holds what it sent, never a whole maximum) */
+void listen_take(struct conn *cn, const char *in, size_t n);
 /* listen_http.c: an answer of status with a plain-text body (0, or -1:
  * drop the connection) */
 int listen_respond(struct lws *wsi, unsigned status, const char *body);

@@ -58,7 +58,7 @@ void lmcp_end(struct conn *cn)
 	queue_reset(cn);
 	free(cn->in);
 	cn->in = NULL;
-	cn->in_len = 0;
+	cn->in_len = cn->in_cap = 0;
 	cn->mcp = cn->sse = cn->sse_ok = cn->head_sent = cn->final_queued = false;
 	cn->answered = cn->request = cn->in_skip = false;
 }
@@ -112,10 +112,7 @@ int lmcp_body(struct conn *cn, const char *in, size_t len)
 		cn->in_skip = true;   /* the length lied: never held */
 		return 0;
 	}
-	if (!cn->in)
-		cn->in = xmalloc(MCP_LINE_MAX);
-	memcpy(cn->in + cn->in_len, in, len);
-	cn->in_len += len;
+	listen_take(cn, in, len);
 	return 0;
 }
 
@@ -190,13 +187,13 @@ int lmcp_body_done(struct conn *cn)
 		return 0;
 	if (cn->in_skip)
 		return plain(cn, 413, "413: a message is at most 2097152 bytes\n");
-	peek(cn->in, cn->in_len, &cn->request, &call);
+	peek(cn->in ? cn->in : "", cn->in_len, &cn->request, &call);
 	cn->sse = cn->sse_ok && call;
 	cn->mc = mcp_conn_new(cn->l->mcp, 0, lmcp_send, cn);
-	mcp_conn_line(cn->mc, cn->in, cn->in_len);
+	mcp_conn_line(cn->mc, cn->in ? cn->in : "", cn->in_len);
 	free(cn->in);
 	cn->in = NULL;
-	cn->in_len = 0;
+	cn->in_len = cn->in_cap = 0;
 	if (!cn->final_queued && !cn->request)   /* notifications only: accepted */
 		return plain(cn, 202, "");
 	if (cn->sse)

@@ -263,6 +263,19 @@ def sc_run():
             out, res = s.execute("x = 5", "python")
             out, res = s.execute("print(x * 2)", "python")
             check(out == "10\n", "the session kept no state: %r" % out)
+            # a message over 2 MiB is skipped, with an error; a binary one is
+            # refused; the connection goes on
+            c = s.conn
+            c.ws.send_text(json.dumps({"id": 99, "op": "run", "session": s.id,
+                                       "language": "python", "code": "#" * (2 << 20)}))
+            c.ws._send_frame(0x2, b'{"id":98,"op":"languages"}')
+            errs = []
+            poll(lambda: errs.extend(c.orphan_events()) or len(errs) >= 2,
+                 "the errors for a long and a binary message")
+            check("longer than 2097152 bytes" in errs[0].get("message", ""), "long: %s" % errs)
+            check("binary message" in errs[1].get("message", ""), "binary: %s" % errs)
+            out, res = s.execute("print(x * 3)", "python")
+            check(out == "15\n", "after the refused messages: %r" % out)
     finally:
         srv.stop()
 
