@@ -17,7 +17,7 @@ _warden()
 	cmd=
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in
-		run|chat|serve|policy|audit|doctor|version|help) cmd=${COMP_WORDS[i]}; break ;;
+		run|chat|serve|mcp|policy|audit|doctor|version|help) cmd=${COMP_WORDS[i]}; break ;;
 		--) return 0 ;;
 		esac
 	done
@@ -53,7 +53,7 @@ _warden()
 		if [[ $cur == -* ]]; then
 			cmd=chat
 		else
-			COMPREPLY=($(compgen -W "chat serve run policy audit doctor version help" -- "$cur"))
+			COMPREPLY=($(compgen -W "chat serve mcp run policy audit doctor version help" -- "$cur"))
 			return 0
 		fi ;;
 	esac
@@ -80,6 +80,10 @@ _warden()
 		      --model --api-base --auto-run --no-tools --max-output --context-window
 		      --max-tokens --temperature --system-message --system-message-append
 		      --connect-timeout --idle-timeout --help -m -y"
+		COMPREPLY=($(compgen -W "$opts" -- "$cur")) ;;
+	mcp)
+		opts="--profile --policy --allow-profile --workspace --allow-workspace
+		      --net --allow --audit-log --broker-user --max-sessions --pool --pool-idle --help"
 		COMPREPLY=($(compgen -W "$opts" -- "$cur")) ;;
 	policy)
 		if [ "$COMP_CWORD" -eq $((i + 1)) ]; then

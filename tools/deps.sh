@@ -36,6 +36,11 @@ missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
+# tests/cli/mcp_inspector.bats installs the MCP Inspector with npm.  Debian
+# packages npm apart from nodejs; NodeSource's nodejs carries its own npm
+# and conflicts with Debian's, so the package is asked for only when no npm
+# command exists (asking for it there would replace that nodejs).
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ]; then
 	echo "warden: installing:$missing"

@@ -53,7 +53,6 @@ struct mcall {
 	bool cancelled, timed_out, interrupted;
 	struct mout out;
 	json_object *images;       /* ImageContent items */
-	unsigned html_dropped;
 };
 
 struct msess {
@@ -100,23 +99,27 @@ struct mcp_server {
 	struct mopen *opens;
 	struct mcp_conn *conns;
 	unsigned n_waiting;        /* calls and opens, all connections */
+	bool closing_all;          /* mcp_server_close_all: what opens now closes */
 	/* the facts of the first session, for the descriptions */
 	json_object *policy, *limits, *languages;
 	char *profile, *workspace;
 	char *run_code_desc, *instructions;
 };
 
-/* mcp.c */
+/* mcp_reply.c (calls neither mcp.c nor mcp_run.c) */
 void mcp_answer(struct mreply *rp, json_object *result);     /* takes result */
 void mcp_answer_error(struct mreply *rp, int code, const char *msg, json_object *data);
 void mcp_reply_drop(struct mreply *rp);    /* no answer will come: release it */
+void mcp_batch_release(struct mbatch *bt); /* one request of bt answered or dropped */
 void mcp_sup_flush(struct mcp_server *s);
+json_object *mcp_jstr_n(const char *p, size_t n);   /* valid UTF-8 whatever p holds */
+
+/* mcp.c */
 struct msess *mcp_sess_by_handle(struct mcp_server *s, const char *handle);
 struct msess *mcp_sess_by_id(struct mcp_server *s, uint32_t id);
 int mcp_open(struct mcp_server *s, struct mreply *rp, struct mcp_conn *for_conn,
              const char *profile, const char *workspace, struct mcall *waiting);
 void mcp_sess_close(struct mcp_server *s, struct msess *ss);
-json_object *mcp_jstr_n(const char *p, size_t n);   /* valid UTF-8 whatever p holds */
 
 /* mcp_run.c */
 struct mcall *mcall_new(struct mreply *rp, struct mcp_call *c);   /* takes rp and c's strings */

@@ -251,10 +251,8 @@ void mrun_display(struct mcall *k, const char *format, const uint8_t *p, size_t 
 
 	if (k->cancelled)
 		return;
-	if (!format || (strcmp(format, "png") && strcmp(format, "jpeg"))) {
-		k->html_dropped++;   /* MCP has no HTML content: its text repr is on stdout */
-		return;
-	}
+	if (!format || (strcmp(format, "png") && strcmp(format, "jpeg")))
+		return;   /* HTML: MCP has no such content, and its text repr is on stdout */
 	b64 = lmc_base64(p, n);
 	img = json_object_new_object();
 	json_object_object_add(img, "type", json_object_new_string("image"));

@@ -47,6 +47,7 @@ usr/share/doc/warden/examples/sales.csv
 usr/share/man/man1/warden-audit.1
 usr/share/man/man1/warden-chat.1
 usr/share/man/man1/warden-doctor.1
+usr/share/man/man1/warden-mcp.1
 usr/share/man/man1/warden-policy.1
 usr/share/man/man1/warden-run.1
 usr/share/man/man1/warden-serve.1
@@ -141,13 +142,13 @@ usr/share/man/man1/other.1" ]
 		[[ "$output" == *NAME*SYNOPSIS*DESCRIPTION*"SEE ALSO"* ]]
 		n=$((n + 1))
 	done
-	[ "$n" -eq 8 ]
+	[ "$n" -eq 9 ]
 }
 
 @test "install: each command's man page names every option of its --help, warden(1) every command" {
 	do_install install
 	w="$D/usr/bin/warden" man1="$D/usr/share/man/man1"
-	for cmd in run chat serve policy audit doctor; do
+	for cmd in run chat serve mcp policy audit doctor; do
 		opts=$("$w" "$cmd" --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
 		[ -n "$opts" ] || [ "$cmd" = policy ] || [ "$cmd" = doctor ]
 		for o in $opts; do
@@ -194,7 +195,7 @@ usr/share/man/man1/other.1" ]
 	run zsh -n "$comp"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	for cmd in chat serve run policy audit doctor version help; do
+	for cmd in chat serve mcp run policy audit doctor version help; do
 		grep -q "'$cmd:" "$comp"
 	done
 }

@@ -62,19 +62,27 @@ mcp_client() {
 }
 
 @test "mcp: the broker runs confined in mcp mode (no_new_privs, seccomp) and stdout is only JSON-RPC" {
-	coproc MCP { exec "$WARDEN" mcp --workspace "$WS" 2>/dev/null; }
-	local broker="" i pid=$MCP_PID in=${MCP[0]} out
+	local fifo="$BATS_TEST_TMPDIR/in" out="$BATS_TEST_TMPDIR/out" broker="" i pid w
+	mkfifo "$fifo"
+	"$WARDEN" mcp --workspace "$WS" <"$fifo" >"$out" 2>/dev/null &
+	pid=$!
+	exec {w}>"$fifo"
 	for i in $(seq 1 200); do
 		broker=$(pgrep -f '^warden-broker mcp' -P "$pid" || true)
 		[ -n "$broker" ] && break
 		sleep 0.05
 	done
 	[ -n "$broker" ]
+	# answered: the broker confines itself before it reads any input
+	echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' >&"$w"
+	for i in $(seq 1 600); do
+		[ -s "$out" ] && break
+		sleep 0.05
+	done
 	grep -q '^NoNewPrivs:[[:space:]]*1' "/proc/$broker/status"
 	grep -q '^Seccomp:[[:space:]]*2' "/proc/$broker/status"
-	echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' >&"${MCP[1]}"
-	exec {MCP[1]}>&-
-	out=$(cat <&"$in")
+	exec {w}>&-
 	wait "$pid"
+	out=$(cat "$out")
 	[ "$out" = '{"jsonrpc":"2.0","id":1,"result":{}}' ]
 }

@@ -239,6 +239,13 @@ def s_modern(m, ws):
     o = sc(m.result("tools/call", {"name": "open_session", "arguments": {}}, modern=True))
     r = m.run("print(x)", session=o["session"], modern=True)
     check(r["isError"] is True and "NameError" in text_of(r), "fresh session has x")
+    # long output: its head and its tail, and a note of what was left out
+    r = m.run("print('<' + 'a' * 100000 + 'z' * 100000 + '>')", modern=True)
+    t = text_of(r)
+    check(t.startswith("<aaa") and t.endswith("zzz>\n") and "bytes of output left out" in t,
+          "head and tail: %r ... %r" % (t[:60], t[-60:]))
+    check(len(t) < 70000 and sc(r)["truncated"] is True and sc(r)["output_bytes"] == 200003,
+          "truncation: %d chars, %s" % (len(t), sc(r)))
     r = m.run("throw new Error('boom')", language="javascript", modern=True)
     check(r["isError"] is True and "boom" in text_of(r), r)
     # legacy methods are not modern ones
