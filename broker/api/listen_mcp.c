@@ -303,7 +303,7 @@ int lmcp_start(struct blisten *l, const struct serve_opts *o, struct werr *err)
 	/* the core opened a session for the facts its tools quote; over HTTP
 	 * nobody owns it, and it would hold one of --max-sessions from the
 	 * start: a call without a handle opens its own */
-	mcp_server_close_all(l->mcp);
+	mcp_server_close_untaken(l->mcp);
 	return 0;
 }
 
