@@ -8,6 +8,15 @@ PKGS     = libseccomp libcap json-c libnl-3.0 libnl-route-3.0 nettle libcares
 # Only the broker talks to LLMs and the terminal: the supervisor never links these.
 BROKER_PKGS = libcurl libedit libwebsockets
 
+# `make test` says first what it takes (README.md): the time, and root for
+# the whole run; before it installs or builds anything.
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+$(info make test: about 10 minutes on 2 cores, plus the packages the first time; $(if \
+  $(filter 0,$(shell id -u)),as root: the full run,as $(shell id -un): the stages that need \
+  root (cgroups for jails, the session suites under ASan, the Debian package) are reported \
+  as skipped; sudo make test runs them))
+endif
+
 # clean, install, uninstall and test-fresh never install packages (NO_DEPS,
 # below): install builds only what is out of date, and stops naming the
 # missing library when one is (pkgconfig below).

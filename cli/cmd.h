@@ -12,6 +12,13 @@ int cmd_serve(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
 
+/* cli/pager.c: when stdout is a terminal, stdout goes through a pager
+ * from here on ($PAGER, else less -FRX); the pager's pid, 0 when none.
+ * wpager_end closes stdout and waits for the pager to quit. */
+#include <sys/types.h>
+pid_t wpager_start(void);
+void wpager_end(pid_t pid);
+
 /* Transitional: the log functions live in warden/log.h; include it. */
 #include "warden/log.h"
 

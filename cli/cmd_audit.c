@@ -1,31 +1,52 @@
-/* `warden audit`: read the audit log back, as a table or as JSON lines. */
+/* `warden audit`: read the audit log back, as a table or as JSON lines.
+ * Like journalctl it shows the end: the last DEFAULT_LAST runs or sessions
+ * unless --last, --since, --session or --all say otherwise, through a
+ * pager on a terminal (cli/pager.c). */
+#include <ctype.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "audit_sel.h"
 #include "warden/auditlog.h"
 #include "cmd.h"
 #include "warden/log.h"
+#include "warden/policy.h"
 #include "warden/util.h"
 
 #define BAD_REPORTED 20   /* malformed lines listed one by one */
+#define DEFAULT_LAST 10   /* runs or sessions shown when nothing says which */
 
 static void audit_usage(FILE *f)
 {
-	fputs("usage: warden audit [--session ID] [--denied] [--json] [--audit-log FILE]\n"
+	fputs("usage: warden audit [--last N | --since TIME | --all | --session ID]\n"
+	      "                    [--denied] [--json] [--no-pager] [--audit-log FILE]\n"
 	      "\n"
-	      "  --session ID      only the records of one run or session (a unique\n"
-	      "                    prefix of its id will do)\n"
-	      "  --denied          only denied syscalls\n"
-	      "  --json            the records as JSON lines (unchanged)\n"
+	      "  (default)         the last 10 runs or sessions\n"
+	      "  --last N          the last N runs or sessions\n"
+	      "  --since TIME      the records from TIME on: 2024-05-01, \"2024-05-01 14:00\",\n"
+	      "                    today, yesterday, \"1h ago\" (-1h, 30m, 2d)\n"
+	      "  --all             the whole log\n"
+	      "  --session ID      one run or session (a unique prefix of its id will do)\n"
+	      "  --denied          only denied syscalls (of the last runs that had any)\n"
+	      "  --json            the records as JSON lines (unchanged), same choice\n"
+	      "  --no-pager        on a terminal too ($PAGER, else less -FRX)\n"
 	      "  --audit-log FILE  read FILE instead of the default log\n"
 	      "\n"
 	      "A line that is not a well-formed record is reported as FILE:LINE on\n"
 	      "stderr and not shown; the exit status is then 1.\n"
 	      "More: man warden-audit\n", f);
 }
+
+struct afilter {
+	const char *session;   /* one id, or NULL */
+	bool denied;
+	const char *since;     /* UTC "YYYY-MM-DDTHH:MM:SS", or NULL */
+};
 
 /* Printable, one line: the log holds argv and code, which may carry
  * terminal escape sequences. */
@@ -378,6 +399,43 @@ static void put_col(const char *s, int width)
 	printf("%*s ", n < width ? width - n : 0, "");
 }
 
+static bool passes(json_object *rec, const struct afilter *af)
+{
+	if (af->session && strcmp(af->session, jstr(rec, "session")))
+		return false;
+	if (af->denied && strcmp(jstr(rec, "event"), "denied"))
+		return false;
+	return !af->since || audit_ts_since(jstr(rec, "ts"), af->since);
+}
+
+/* The first pass for --last N (and the default): the runs and sessions
+ * with records that pass the filters, in order.  Malformed lines are
+ * skipped here and reported by the main pass. */
+static void find_runs(FILE *f, json_tokener *tok, const struct afilter *af, struct ids *runs)
+{
+	char *line = NULL, why[160];
+	size_t cap = 0;
+	ssize_t got;
+	unsigned long lineno = 0;
+
+	while ((got = getline(&line, &cap, f)) >= 0) {
+		size_t len = (size_t)got;
+		json_object *rec;
+
+		lineno++;
+		if (len && line[len - 1] == '\n')
+			len--;
+		rec = waudit_parse_line(tok, line, len, why, sizeof(why));
+		if (!rec)
+			continue;
+		if (*jstr(rec, "session") && passes(rec, af))
+			ids_add(runs, jstr(rec, "session"), lineno);
+		json_object_put(rec);
+	}
+	free(line);
+	rewind(f);
+}
+
 int cmd_audit(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -385,17 +443,27 @@ int cmd_audit(int argc, char **argv)
 		{ "denied", no_argument, NULL, 'd' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "audit-log", required_argument, NULL, 'f' },
+		{ "last", required_argument, NULL, 'n' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "no-pager", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *session = NULL, *file = NULL;
-	char *session_id = NULL;
-	bool denied_only = false, as_json = false;
-	char *path, *line = NULL, det[1024];
+	char *session_id = NULL, since[20];
+	bool as_json = false, all = false, use_pager = true;
+	struct afilter af = { 0 };
+	struct ids runs = { 0 };
+	struct wstrv bad_lines = { 0 };
+	size_t last = 0, keep_from = 0;
+	unsigned long first_kept = 0;
+	char *path, *line = NULL, det[1024], *end;
 	size_t cap = 0;
 	ssize_t got;
 	unsigned long bad = 0, shown = 0, lineno = 0;
 	json_tokener *tok;
+	pid_t pager;
 	FILE *f;
 	int c;
 
@@ -404,9 +472,28 @@ int cmd_audit(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': session = optarg; break;
-		case 'd': denied_only = true; break;
+		case 'd': af.denied = true; break;
 		case 'j': as_json = true; break;
 		case 'f': file = optarg; break;
+		case 'a': all = true; break;
+		case 'P': use_pager = false; break;
+		case 'n':
+			last = strtoul(optarg, &end, 10);
+			if (*end || !last || optarg[0] == '-') {
+				wlog_error("audit: --last '%s': give how many runs or sessions, e.g. "
+				           "--last 5 (--all for every one)", optarg);
+				return 2;
+			}
+			break;
+		case 'S':
+			if (audit_parse_since(optarg, since) < 0) {
+				wlog_error("audit: --since '%s': not a time; e.g. 2024-05-01, "
+				           "\"2024-05-01 14:00\", today, yesterday, \"1h ago\", -30m",
+				           optarg);
+				return 2;
+			}
+			af.since = since;
+			break;
 		case 'h': audit_usage(stdout); return 0;
 		default:
 			wlog_error("audit: unknown option '%s'; see `warden audit --help`", argv[optind - 1]);
@@ -417,6 +504,13 @@ int cmd_audit(int argc, char **argv)
 		wlog_error("audit: unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
+	if (all && (last || af.since || session)) {
+		wlog_error("audit: --all is the whole log; leave out --last, --since and --session");
+		return 2;
+	}
+	/* nothing says which records: the end of the log, as journalctl */
+	if (!all && !last && !af.since && !session)
+		last = DEFAULT_LAST;
 	path = file ? xstrdup(file) : waudit_default_path();
 	f = fopen(path, "re");
 	if (!f) {
@@ -436,7 +530,14 @@ int cmd_audit(int argc, char **argv)
 			return 2;
 		}
 		session = session_id;
+		af.session = session;
 	}
+	if (last) {
+		find_runs(f, tok, &af, &runs);
+		keep_from = runs.n > last ? runs.n - last : 0;
+		first_kept = keep_from < runs.n ? runs.line[keep_from] : ULONG_MAX;
+	}
+	pager = use_pager ? wpager_start() : 0;
 	if (!as_json)
 		printf("%-24s %-12s %-14s %s\n", "TIME", "SESSION", "EVENT", "DETAIL");
 	/* whole lines, however long: a line cut in pieces would let the text
@@ -452,15 +553,22 @@ int cmd_audit(int argc, char **argv)
 			len--;
 		rec = waudit_parse_line(tok, line, len, why, sizeof(why));
 		if (!rec) {
-			if (++bad <= BAD_REPORTED)
-				wlog_error("%s:%lu: malformed audit record; %s (the line is not shown: "
-				           "the log was damaged or written by something other than warden)",
-				           path, lineno, why);
+			/* said once the pager is gone, not over its screen */
+			if (++bad <= BAD_REPORTED) {
+				_cleanup_free_ char *m = xasprintf("%s:%lu: malformed audit record; %s (the "
+				                                   "line is not shown: the log was damaged or "
+				                                   "written by something other than warden)",
+				                                   path, lineno, why);
+				wstrv_push(&bad_lines, m);
+			}
 			continue;
 		}
 		ev = jstr(rec, "event");
 		sess = jstr(rec, "session");
-		if ((session && strcmp(session, sess)) || (denied_only && strcmp(ev, "denied"))) {
+		/* --last: records of the runs kept; one of no run, from where
+		 * the first of them starts */
+		if (!passes(rec, &af) ||
+		    (last && (*sess ? ids_find(&runs, sess) < (long)keep_from : lineno < first_kept))) {
 			json_object_put(rec);
 			continue;
 		}
@@ -479,14 +587,23 @@ int cmd_audit(int argc, char **argv)
 		}
 		json_object_put(rec);
 	}
+	wpager_end(pager);
 	free(line);
 	json_tokener_free(tok);
 	fclose(f);
+	for (size_t i = 0; i < bad_lines.n; i++)
+		wlog_error("%s", bad_lines.v[i]);
 	if (bad > BAD_REPORTED)
 		wlog_error("%s: %lu malformed audit records in all (the first %d are listed above)",
 		           path, bad, BAD_REPORTED);
 	if (!shown && session)
 		wlog_warn("no records for session %s in %s", session, path);
+	else if (keep_from)
+		fprintf(stderr, "warden audit: the last %zu of %zu runs and sessions%s in %s; "
+		        "--last N, --since TIME or --all for others\n", runs.n - keep_from, runs.n,
+		        af.denied ? " with denied calls" : "", path);
+	ids_free(&runs);
+	wstrv_free(&bad_lines);
 	free(session_id);
 	free(path);
 	return bad ? 1 : 0;

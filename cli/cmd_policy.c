@@ -1,21 +1,25 @@
-/* warden policy check FILE... | show [NAME|FILE] | list */
+/* warden policy check [--workspace DIR] FILE|NAME... | show [NAME|FILE] | list */
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "warden/catalog.h"
 #include "warden/log.h"
 #include "warden/policy.h"
+#include "warden/supervisor.h"
 #include "warden/util.h"
 
 static void usage(FILE *f)
 {
-	fputs("usage: warden policy check FILE...\n"
+	fputs("usage: warden policy check [--workspace DIR] FILE|NAME...\n"
 	      "       warden policy show [NAME|FILE] [--catalog [--json|--markdown]]\n"
 	      "       warden policy list\n"
 	      "\n"
-	      "  check FILE...   validate policy files; errors are printed as FILE:LINE:COL\n"
+	      "  check FILE|NAME every error of a policy file or profile, FILE:LINE:COL,\n"
+	      "                  then what a run in the current directory (--workspace DIR)\n"
+	      "                  would refuse on this machine (links below writable places)\n"
 	      "  show NAME|FILE  print the effective policy (inheritance resolved, defaults\n"
 	      "                  filled in) as JSON that `check` accepts; default: workspace.\n"
 	      "                  An argument with a '/' or ending in .json is a file.\n"
@@ -41,31 +45,96 @@ static bool looks_like_file(const char *a)
 	return strchr(a, '/') || (n >= 5 && !strcmp(a + n - 5, ".json"));
 }
 
+/* A profile name given to check: a file when it has a '/' or ends in
+ * .json (as for show), else a profile when one has that name, else a file
+ * (the name of an existing file without .json). */
+static bool check_as_file(const char *a)
+{
+	struct wstrv names = { 0 }, sources = { 0 };
+	struct werr err = { 0 };
+	bool profile;
+
+	if (looks_like_file(a))
+		return true;
+	if (policy_list(&names, &sources, &err) < 0)
+		return access(a, F_OK) == 0;
+	profile = wstrv_contains(&names, a);
+	wstrv_free(&names);
+	wstrv_free(&sources);
+	return !profile && access(a, F_OK) == 0;
+}
+
+/* One FILE or NAME: the parse (every error) and, when it is valid, the
+ * checks a run in the workspace makes against this machine.  0 ok, 1 not. */
+static int check_one(const char *what, const char *workspace, const char *ws_why)
+{
+	struct wstrv errors = { 0 };
+	struct wpolicy *p = NULL;
+	struct werr err = { 0 };
+	char ws[PATH_MAX];
+	bool file = check_as_file(what);
+	int r;
+
+	r = file ? policy_check_file(what, &errors, &p) : policy_check_profile(what, &errors, &p);
+	if (r == 0) {
+		r = wcheck_policy(p, workspace, ws, &errors, &err);
+		if (r < 0) {
+			wlog_error("policy check: %s (--workspace DIR names the directory a run "
+			           "would use)", err.msg);
+			policy_free(p);
+			return 1;
+		}
+	}
+	/* already "FILE:LINE:COL: what; fix", like a compiler */
+	for (size_t i = 0; i < errors.n; i++)
+		fprintf(stderr, "%s\n", errors.v[i]);
+	if (errors.n && r > 0)
+		fprintf(stderr, "%s: %zu error%s for a run in %s (%s)\n", what, errors.n,
+		        errors.n == 1 ? "" : "s", ws, ws_why);
+	else if (errors.n)
+		fprintf(stderr, "%s: %zu error%s\n", what, errors.n, errors.n == 1 ? "" : "s");
+	else
+		printf("%s: ok (profile %s; checked for a run in %s)\n", what, p->name, ws);
+	wstrv_free(&errors);
+	policy_free(p);
+	return r != 0;
+}
+
 static int do_check(int argc, char **argv)
 {
-	int i, rc = 0;
+	const char *workspace = NULL;
+	int i, n = 0, rc = 0;
 
-	if (argc < 1) {
-		fputs("warden policy check: which file?  usage: warden policy check FILE...\n", stderr);
-		return 2;
-	}
 	for (i = 0; i < argc; i++) {
-		struct wpolicy *p = NULL;
-		struct werr err = { 0 };
-
-		if (argv[i][0] == '-' && argv[i][1]) {
+		if (!strcmp(argv[i], "--workspace") || !strncmp(argv[i], "--workspace=", 12)) {
+			workspace = argv[i][11] == '=' ? argv[i] + 12 : i + 1 < argc ? argv[++i] : NULL;
+			if (!workspace || !*workspace) {
+				wlog_error("policy check: --workspace needs a directory");
+				return 2;
+			}
+		} else if (argv[i][0] == '-' && argv[i][1]) {
 			wlog_error("policy check: unknown option '%s'; try `warden policy --help`",
 			           argv[i]);
 			return 2;
+		} else {
+			n++;
 		}
-		if (policy_load_file(argv[i], &p, &err) < 0) {
-			/* already "FILE:LINE:COL: what; fix", like a compiler */
-			fprintf(stderr, "%s\n", err.msg);
-			rc = 1;
+	}
+	if (n < 1) {
+		fputs("warden policy check: which file or profile?  usage: warden policy check "
+		      "[--workspace DIR] FILE|NAME...\n", stderr);
+		return 2;
+	}
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--workspace")) {
+			i++;
 			continue;
 		}
-		printf("%s: ok (profile %s)\n", argv[i], p->name);
-		policy_free(p);
+		if (!strncmp(argv[i], "--workspace=", 12))
+			continue;
+		rc |= check_one(argv[i], workspace,
+		                workspace ? "--workspace" : "the current directory; --workspace DIR "
+		                "for another");
 	}
 	return rc;
 }

@@ -155,6 +155,20 @@ static int unknown_key(struct pctx *c, const char *where, const char *kpath, con
 
 static int read_key(struct pctx *c, const struct keydef *k, const char *path, json_object *v);
 
+/* A key that failed.  Collecting (c->errs: `warden policy check`), its
+ * error is noted and the section goes on with its next key: a key that
+ * failed is not set, so what follows reads as if it were absent.  Else the
+ * first error ends the parse (-1). */
+static int key_failed(struct pctx *c)
+{
+	if (!c->errs)
+		return -1;
+	wstrv_push(c->errs, c->err->msg);
+	werr_clear(c->err);
+	c->failed = true;
+	return 0;
+}
+
 static int read_section(struct pctx *c, const char *path, const struct keydef *defs,
                         const char *example, json_object *v)
 {
@@ -170,6 +184,7 @@ static int read_section(struct pctx *c, const char *path, const struct keydef *d
 	json_object_object_foreach(v, key, val) {
 		_cleanup_free_ char *kpath = *path ? xasprintf("%s.%s", path, key) : xstrdup(key);
 		const struct keydef *k;
+		int r;
 
 		size_t kl = strlen(key);
 		bool plus = kl > 1 && key[kl - 1] == '+';
@@ -178,19 +193,24 @@ static int read_section(struct pctx *c, const char *path, const struct keydef *d
 			if (!strncmp(k->key, key, kl - plus) && !k->key[kl - plus])
 				break;
 		if (!k->key)
-			return unknown_key(c, where, kpath, key, defs);
-		if (plus && !appendable(k->kind))
-			return wsrc_err_key(c->s, kpath, c->err, "\"%s\" is not a list or a map, so "
-			                    "nothing can be added to it with \"%s\"; write \"%s\" to "
-			                    "set it", k->key, key, k->key);
+			r = unknown_key(c, where, kpath, key, defs);
+		else if (plus && !appendable(k->kind))
+			r = wsrc_err_key(c->s, kpath, c->err, "\"%s\" is not a list or a map, so "
+			                 "nothing can be added to it with \"%s\"; write \"%s\" to "
+			                 "set it", k->key, key, k->key);
 		/* both spellings of one key in one section (json-c kept the order) */
-		if (k->field >= 0 && c->set[k->field])
-			return wsrc_err_key(c->s, kpath, c->err, "both \"%s\" and \"%s+\" %s; "
-			                    "write the whole list in \"%s\" or add to the inherited "
-			                    "one with \"%s+\", not both", k->key, k->key, where,
-			                    k->key, k->key);
-		if (read_key(c, k, kpath, val) < 0)
-			return -1;
+		else if (k->field >= 0 && c->set[k->field])
+			r = wsrc_err_key(c->s, kpath, c->err, "both \"%s\" and \"%s+\" %s; "
+			                 "write the whole list in \"%s\" or add to the inherited "
+			                 "one with \"%s+\", not both", k->key, k->key, where,
+			                 k->key, k->key);
+		else
+			r = read_key(c, k, kpath, val);
+		if (r < 0) {
+			if (key_failed(c) < 0)
+				return -1;
+			continue;
+		}
 		if (plus)
 			c->append[k->field] = true;
 	}
@@ -270,11 +290,13 @@ static int read_key(struct pctx *c, const struct keydef *k, const char *path, js
 
 int wpolicy_parse_fields(const struct wsrc *s, json_object *root, struct wpolicy *p,
                          bool set[F__COUNT], bool append[F__COUNT], char **extends,
-                         struct werr *err)
+                         struct wstrv *errs, struct werr *err)
 {
 	struct pctx c = { .s = s, .p = p, .set = set, .append = append, .extends = extends,
-	                  .err = err };
+	                  .err = err, .errs = errs };
 
 	*extends = NULL;
-	return read_section(&c, "", top_keys, "{}", root);
+	if (read_section(&c, "", top_keys, "{}", root) < 0)
+		return -1;
+	return c.failed ? -1 : 0;
 }

@@ -46,6 +46,8 @@ struct pctx {
 	bool *append;        /* set[f] came from "KEY+": add to the inherited value */
 	char **extends;
 	struct werr *err;
+	struct wstrv *errs;  /* policy_check_*: every key's error, the parse goes on */
+	bool failed;         /* errs got one */
 };
 
 /* parse_values.c: helpers parse.c uses too */

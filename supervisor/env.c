@@ -222,12 +222,12 @@ void sv_own_hides(const char *ws, const char *audit_path, struct wstrv *out)
 
 int sv_open_reg(struct wprotect_reg *reg, struct werr *err)
 {
-	_cleanup_free_ char *dir = wprotect_reg_default_dir();
+	_cleanup_free_ char *dir = wprotect_reg_default_dir(sv_caller_home());
 
 	reg->dir_fd = reg->lock_fd = -1;
 	if (!dir)
 		return werr_set(err, 0, "no place for the placeholders' registry: set "
-		                "XDG_RUNTIME_DIR or HOME");
+		                "XDG_RUNTIME_DIR or HOME to an absolute path");
 	return wprotect_reg_open(reg, dir, err);
 }
 

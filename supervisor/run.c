@@ -567,6 +567,8 @@ static void run_judge(struct run *r, struct wrun_result *res)
 	    fcntl(r->out_fd, F_GETPIPE_SZ) != r->direct_pipe_size)
 		(void)fcntl(r->out_fd, F_SETPIPE_SZ, r->direct_pipe_size);
 	res->denied_total = r->notify.total;
+	/* the namespace's counters outlive init: its files are held open */
+	res->have_net = jail_net_unreachable(&r->jr.jl, &res->net_unreachable) == 0;
 	jr_judge(&r->jr, &st, false, &si, 0, false, &e);
 	res->reason = e.reason;
 	res->exit_code = e.exit_code;

@@ -62,6 +62,40 @@ json_object *strv_json(char *const *v)
 	return a;
 }
 
+/* A program that failed while its memory limit was RLIMIT_AS (no memory
+ * cgroup: jail/enter.c's fallback).  The kernel counts no refused
+ * allocation, and a MemoryError or ENOMEM may be the program's own, so
+ * this says what warden knows: the failure, the limit and what enforces
+ * it, and, when the largest process's peak resident memory (the kernel's
+ * ru_maxrss, a lower bound of its address space) reached half the limit,
+ * that the limit most likely stopped it.  The program's words on stderr
+ * are not read: they are the jail's. */
+static void memory_rlimit_note(const struct run *r, const struct wrun_result *res)
+{
+	const struct wpolicy *pol = r->pol;
+	char lim[32], used[32], how[32];
+
+	if (wcg_mech(r->jr.cg, WLIM_MEMORY) != WMECH_RLIMIT || !pol->limits.memory ||
+	    !((res->reason == WB_EXITED && res->exit_code) || res->reason == WB_SIGNALED))
+		return;
+	format_size(pol->limits.memory, lim, sizeof(lim));
+	format_size(res->peak_memory, used, sizeof(used));
+	snprintf(how, sizeof(how), res->signal ? "signal %d" : "exit %d",
+	         res->signal ? res->signal : res->exit_code);
+	if (res->peak_memory >= pol->limits.memory / 2)
+		wlog_info("memory: the program failed (%s) after its largest process used %s of "
+		          "the %s its memory limit allows: it most likely ran out.  The limit is an "
+		          "rlimit here (RLIMIT_AS, no memory cgroup), which counts address space "
+		          "reserved, more than memory used: --memory raises it; `warden doctor` "
+		          "shows how to get a cgroup", how, used, lim);
+	else
+		wlog_info("memory: the program failed (%s) while its memory limit (%s) was an "
+		          "rlimit (RLIMIT_AS, no memory cgroup here): if it reports running out "
+		          "of memory (MemoryError, ENOMEM, bad_alloc), that limit refused an "
+		          "allocation; it counts address space reserved, more than memory used: "
+		          "--memory raises it", how, lim);
+}
+
 /* The summary (--json), run_end in the audit log, and the lines on stderr. */
 void run_report(struct run *r, struct wrun_result *res)
 {
@@ -83,6 +117,9 @@ void run_report(struct run *r, struct wrun_result *res)
 	json_object_object_add(summary, "output_bytes", res->output_direct ? json_object_new_null()
 	                       : json_object_new_int64((int64_t)res->output_bytes));
 	json_object_object_add(summary, "denied_syscalls", denied);
+	/* attempts that found no route: the kernel's count (jail/netcount.c) */
+	json_object_object_add(summary, "network_unreachable", res->have_net ?
+	                       json_object_new_int64((int64_t)res->net_unreachable) : NULL);
 	json_object_object_add(summary, "limits", limits_json(pol, cg, r->jr.jl.landlock, r->jr.jl.landlock_abi));
 	json_object_object_add(summary, "profile", json_object_new_string(pol->name));
 	if (r->o->json_file)
@@ -116,10 +153,17 @@ void run_report(struct run *r, struct wrun_result *res)
 		wlog_error("stopped: %s limit%s%s reached (session %s)", wblock_reason_name(res->reason),
 		           lim[0] ? " " : "", lim, res->session);
 	}
+	memory_rlimit_note(r, res);
 	if (r->notify.n) {
 		char line[1024];
 		wnotify_summary(&r->notify, line, sizeof(line));
 		wlog_error("denied syscalls: %s; see `warden audit --session %s`", line, res->session);
+	}
+	if (res->have_net && res->net_unreachable) {
+		char line[1024];
+		sv_net_note(pol, res->net_unreachable, "the program", "--profile network, or "
+		            "--net proxy --allow HOST,", line, sizeof(line));
+		wlog_info("%s", line);
 	}
 	{
 		char weak[128] = "", none[64] = "";
@@ -131,11 +175,19 @@ void run_report(struct run *r, struct wrun_result *res)
 				snprintf(dst + strlen(dst), cap - strlen(dst), "%s%s",
 				         dst[0] ? ", " : "", wlimit_kind_name((enum wlimit_kind)k));
 		}
-		if (weak[0] || none[0])
-			wlog_warn("no writable cgroup: %s%s%s%s%s; see `warden doctor`",
-			          weak[0] ? weak : "", weak[0] ? " limit enforced by per-process rlimits only" : "",
-			          weak[0] && none[0] ? ", " : "", none[0] ? none : "",
-			          none[0] ? " limit enforced by nothing" : "");
+		/* once per user and machine, and again when it changes
+		 * (supervisor/once.c); --json and run_end always name them */
+		if (weak[0] || none[0]) {
+			char note[512];
+
+			snprintf(note, sizeof(note), "%s%s%s%s%s", weak[0] ? weak : "",
+			         weak[0] ? " limit enforced by per-process rlimits only" : "",
+			         weak[0] && none[0] ? ", " : "", none[0] ? none : "",
+			         none[0] ? " limit enforced by nothing" : "");
+			if (sv_say_once("cgroup", note))
+				wlog_warn("no writable cgroup: %s; `warden doctor` gives the commands "
+				          "that delegate one to you (said once, until this changes)", note);
+		}
 	}
 	if (!r->jr.jl.landlock)
 		wlog_warn("Landlock is unavailable on this kernel: mounts alone confine the filesystem");

@@ -170,6 +170,8 @@ int sess_run(struct sv *sv, struct sv_sess *s, uint32_t block, const char *langu
 		j->cpu0_ns = jr_cpu_ns(&j->jr, &st);
 		if (!fresh)   /* the idle period that ends now */
 			j->idle_cpu_ns += j->cpu0_ns - j->idle0_ns;
+		/* the namespace counts for the jail's life: this block's from here */
+		(void)jail_net_unreachable(&j->jr.jl, &j->net0);
 	}
 	s->busy = j;
 	snprintf(hdr, sizeof(hdr), "R %zu\n", len);

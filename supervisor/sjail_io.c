@@ -57,9 +57,10 @@ void sj_finish_block(struct sv *sv, struct sv_jail *j, bool exited, const siginf
 	struct wcg_stats st;
 	struct werr err = { 0 };
 	struct wdenied_count denied[WPROTO_DENIED_MAX];
-	char msg[256] = "";
+	char msg[1024] = "";
 	json_object *rec, *dj;
-	bool lost = exited || s->oneshot;
+	bool lost = exited || s->oneshot, have_net;
+	uint64_t net = 0;
 
 	if (s->refill_later && sv_now_ms() >= s->refill_at_ms + REFILL_OVERDUE_MS)
 		sj_refill_now(sv, s);   /* the ticks never found it idle */
@@ -125,6 +126,17 @@ void sj_finish_block(struct sv *sv, struct sv_jail *j, bool exited, const siginf
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
 		         "%soutput cut to the policy's limit: %" PRIu64 " bytes in all", msg[0] ? "; " : "",
 		         j->out_total);
+	/* tried the network and found no route: the kernel's count */
+	have_net = jail_net_unreachable(&j->jr.jl, &net) == 0 && net >= j->net0;
+	if (have_net && net > j->net0) {
+		char note[512];
+
+		sv_net_note(s->pol, net - j->net0, "the block", sv->chat ? "--sandbox-profile "
+		            "network (or %profile network), or --net proxy --allow HOST," :
+		            "--profile network, or --net proxy --allow HOST,", note, sizeof(note));
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s%s", msg[0] ? "; " : "",
+		         note);
+	}
 	r.message = msg;
 	/* this block's denials only: the counts restart at each block's end */
 	for (size_t i = 0; i < j->notify.n && r.n_denied < WPROTO_DENIED_MAX; i++) {
@@ -150,6 +162,8 @@ void sj_finish_block(struct sv *sv, struct sv_jail *j, bool exited, const siginf
 	                       st.have_peak ? json_object_new_int64((int64_t)r.peak_memory) : NULL);
 	json_object_object_add(rec, "output_bytes", json_object_new_int64((int64_t)r.output_bytes));
 	json_object_object_add(rec, "state_lost", json_object_new_boolean(exited));
+	json_object_object_add(rec, "network_unreachable",
+	                       have_net ? json_object_new_int64((int64_t)(net - j->net0)) : NULL);
 	dj = wnotify_to_json(&j->notify);
 	json_object_object_add(rec, "denied_syscalls", dj);
 	{

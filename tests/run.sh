@@ -247,7 +247,7 @@ if [ "$(id -u)" = 0 ]; then
 		   mkdir -p "$stage/build/tests" && cp -a "$build/tests/proxyd" "$stage/build/tests/" &&
 		   cp -a "$top/tests" "$top/policy" "$top/tools" "$top/examples" "$top/drivers" "$top/supervisor" \
 			"$top/man" "$top/completion" "$top/bench" "$top/include" "$top/SECURITY.md" "$top/Makefile" \
-			"$top/clients" "$top/systemd" "$stage/" &&
+			"$top/README.md" "$top/docs" "$top/clients" "$top/systemd" "$stage/" &&
 		   chmod -R a+rX "$stage"; then
 			# from the stage: the checkout may be where warden-test cannot
 			# go (a 0700 home), and bats starts by entering its cwd

@@ -655,7 +655,7 @@ static void on_opened(struct serve *s, struct wmsg *m)
 {
 	struct spending *p = pending_take(s, m->req);
 	struct ssession *ss;
-	json_object *policy, *limits;
+	json_object *policy, *limits, *jail;
 
 	if (!p)
 		return;
@@ -681,6 +681,9 @@ static void on_opened(struct serve *s, struct wmsg *m)
 
 	policy = blang_trusted_json(m->json, json_type_object);
 	limits = blang_trusted_json(m->limits, json_type_object);
+	/* where the policy came from, the Landlock ABI, the home in the
+	 * workspace (proto.h): what chat's %info shows */
+	jail = blang_trusted_json(m->jail, json_type_object);
 	/* no "policy" key at all when the supervisor sent none */
 	serve_event(ss->owner, p->id, "opened", ss->audit_id,
 	            "profile", p->profile ? serve_jstr(p->profile) : NULL,
@@ -689,6 +692,7 @@ static void on_opened(struct serve *s, struct wmsg *m)
 	            "languages", json_object_get(ss->languages),
 	            /* the supervisor always sends it: {} only if it did not */
 	            "limits", limits ? limits : json_object_new_object(),
+	            "jail", jail ? jail : json_object_new_object(),
 	            policy ? "policy" : NULL, policy, (char *)NULL);
 	pending_free(p);
 	/* a client gone, or whose input ended, while this was on its way */

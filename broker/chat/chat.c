@@ -54,6 +54,7 @@ static void ev_code_start(void *ctx, const char *language)
 	_cleanup_free_ char *l = wsan_str(language ? language : "", strlen(language ? language : ""));
 
 	ui_model_end(&c->ui);
+	ui_model_release(&c->ui, false);   /* a tool call: the reply's fences do not run */
 	snprintf(label, sizeof(label), "writing %.32s code", *l ? l : "some");
 	ui_spinner_start(&c->ui, label);
 }
@@ -81,6 +82,53 @@ static void model_error(struct chat *c, const struct werr *err)
 	else
 		ui_error(&c->ui, "the model's reply failed: %s (the conversation is kept; "
 		         "try again)", m);
+}
+
+static bool has_code(json_object *msgs)
+{
+	for (size_t i = 0; i < json_object_array_length(msgs); i++)
+		if (!strcmp(mstr(json_object_array_get_idx(msgs, i), "type") ?: "", "code"))
+			return true;
+	return false;
+}
+
+static bool label_runs(void *ctx, const char *label)
+{
+	return chat_lang_runs(ctx, label);
+}
+
+/* the terminal's side of the same rule, from a fence line's info string */
+static bool info_runs(void *ctx, const char *info, size_t n)
+{
+	char label[64];
+	size_t len = llm_fence_label(info, n, label, sizeof(label));
+
+	return len && len < sizeof(label) && chat_lang_runs(ctx, label);
+}
+
+/* A reply (tools on, no tool call) with each assistant message split into
+ * its prose and the fenced blocks that name a language the session runs
+ * (a new array). */
+static json_object *fenced_code(struct chat *c, json_object *raw)
+{
+	json_object *exp = json_object_new_array();
+
+	for (size_t i = 0; i < json_object_array_length(raw); i++) {
+		json_object *m = json_object_array_get_idx(raw, i);
+
+		if (!strcmp(mstr(m, "type") ?: "", "message") &&
+		    !strcmp(mstr(m, "role") ?: "", "assistant")) {
+			json_object *parts = llm_extract_fences(mstr(m, "content") ?: "", label_runs, c);
+
+			for (size_t j = 0; j < json_object_array_length(parts); j++)
+				json_object_array_add(exp, json_object_get(
+					json_object_array_get_idx(parts, j)));
+			json_object_put(parts);
+		} else {
+			json_object_array_add(exp, json_object_get(m));
+		}
+	}
+	return exp;
 }
 
 /* One request.  Appends what the model said to *out (an array of LMC
@@ -114,7 +162,22 @@ static int ask_model(struct chat *c, json_object **out)
 
 	if (!raw)
 		raw = json_object_new_array();
-	if (!c->llm.tools) {
+	if (c->llm.tools) {
+		bool ran = false;
+
+		/* no tool call: the fenced blocks in a language the session runs
+		 * are the code, as with --no-tools */
+		if (r == 0 && !has_code(raw)) {
+			json_object *exp = fenced_code(c, raw);
+
+			ran = has_code(exp);
+			json_object_put(raw);
+			raw = exp;
+		}
+		ui_model_release(&c->ui, ran);
+		if (has_code(raw))
+			c->code_path = ran ? CODE_FENCES : CODE_TOOLS;
+	} else {
 		/* fenced blocks in the text become code messages */
 		json_object *exp = json_object_new_array();
 
@@ -243,9 +306,10 @@ static int setup_llm(struct chat *c, const struct chat_opts *o, const struct cha
 	if (!c->llm.api_key && !c->llm.api_base &&
 	    (!strcmp(c->llm.provider, "openai") || !strcmp(c->llm.provider, "anthropic"))) {
 		fprintf(stderr, "warden chat: no API key for %s: set %s or pass --api-key KEY; "
-		        "for a local model give --api-base URL (e.g. --model ollama/llama3); "
-		        "without any model, try --model replay:examples/demo.json\n",
-		        c->llm.provider, env);
+		        "for a local model give --api-base URL (e.g. --model ollama/llama3)%s%s\n",
+		        c->llm.provider, env,
+		        o->demo_path ? "; without any model, try --model replay:" : "",
+		        o->demo_path ? o->demo_path : "");
 		return -1;
 	}
 	return 0;
@@ -262,80 +326,12 @@ static void chat_free(struct chat *c)
 	json_object_put(c->msgs);
 	json_object_put(c->denied);
 	json_object_put(c->audit_ids);
+	json_object_put(c->langs);
 	free(c->profile);
 	free(c->chat_profile);
 	free(c->system_base);
 	free(c->system_extra);
 	free(c->conv_path);
-}
-
-/* --resume's FILE: a path to a file, or a name under the conversations
- * directory; none: the latest. */
-static int resume_path(const struct bdirs *d, const struct chat_opts *o, const char *name,
-                       char **path, struct werr *err)
-{
-	*path = NULL;
-	if (!name)
-		return conv_latest(d->data, path, err);
-	if (o->resume_path && !strcmp(name, o->resume_path)) {
-		*path = xstrdup(name);
-		return 0;
-	}
-	if (strchr(name, '/') || access(name, F_OK) == 0) {
-		*path = xstrdup(name);
-		return 0;
-	}
-	return conv_resolve(d->data, name, path, err);
-}
-
-static int resume_load(struct chat_opts *o, const char *path, json_object **msgs,
-                       struct werr *err)
-{
-	if (o->resume_msgs && o->resume_path && !strcmp(path, o->resume_path)) {
-		*msgs = steal_pointer(&o->resume_msgs);
-		return 0;
-	}
-	return conv_load(path, msgs, err);
-}
-
-static int export_script(const struct bdirs *d, struct chat_opts *o)
-{
-	struct werr err = { 0 };
-	_cleanup_free_ char *path = NULL;
-	json_object *msgs = NULL;
-	int r = 1;
-
-	if (!o->resume_set) {
-		chat_bad("--export-script needs the conversation: --resume FILE.json (or --resume for "
-		    "the latest)");
-		return 2;
-	}
-	if (resume_path(d, o, o->resume, &path, &err) < 0 ||
-	    resume_load(o, path, &msgs, &err) < 0) {
-		fprintf(stderr, "warden chat: %s\n", err.msg);
-		return 1;
-	}
-	if (!strcmp(o->export_script, "-")) {
-		r = conv_export_script(msgs, path, "-", &err) < 0 ? 1 : 0;
-	} else if (o->export_fd >= 0 && o->export_path &&
-	           !strcmp(o->export_path, o->export_script)) {
-		_cleanup_free_ char *text = conv_script(msgs, path);
-
-		if (ftruncate(o->export_fd, 0) < 0 ||
-		    write_all(o->export_fd, text, strlen(text)) < 0)
-			r = werr_set(&err, errno, "writing %s", o->export_script) < 0 ? 1 : 0;
-		else
-			r = 0;
-	} else {
-		r = conv_export_script(msgs, path, o->export_script, &err) < 0 ? 1 : 0;
-	}
-	if (r)
-		fprintf(stderr, "warden chat: %s\n", err.msg);
-	else if (strcmp(o->export_script, "-"))
-		fprintf(stderr, "warden chat: wrote %s (run it with: sh %s)\n", o->export_script,
-		        o->export_script);
-	json_object_put(msgs);
-	return r;
 }
 
 /* The first user message, on one line, cut to about max characters (at a
@@ -452,7 +448,11 @@ int chat_main(struct chat_opts *o, const struct bdirs *d)
 		return 2;
 	}
 	if (o->export_script) {
-		rc = export_script(d, o);
+		rc = chat_export_script(d, o);
+		goto out_opts;
+	}
+	if (o->jupyter_set) {
+		rc = chat_export_notebook(d, o);
 		goto out_opts;
 	}
 	if (o->conversations) {
@@ -489,7 +489,14 @@ int chat_main(struct chat_opts *o, const struct bdirs *d)
 		goto out;
 	}
 	ui_init(&c.ui, d->data);
+	c.ui.dirs = d;
 	c.ui.hide_fences = !c.llm.tools;
+	if (c.llm.tools) {
+		/* a reply without a tool call may still bring fences that run */
+		c.ui.hold_fences = true;
+		c.ui.fence_runs = info_runs;
+		c.ui.fence_ctx = &c;
+	}
 	ui_signals();
 	if (bclient_init(&c.bc, BROKER_SUP_FD, &err) < 0) {
 		ui_error(&c.ui, "cannot talk to the supervisor: %s", err.msg);
@@ -520,8 +527,8 @@ int chat_main(struct chat_opts *o, const struct bdirs *d)
 		char *path = NULL;
 		json_object *msgs = NULL;
 
-		if (resume_path(d, o, o->resume, &path, &err) < 0 ||
-		    resume_load(o, path, &msgs, &err) < 0) {
+		if (chat_resume_path(d, o, o->resume, &path, &err) < 0 ||
+		    chat_resume_load(o, path, &msgs, &err) < 0) {
 			ui_error(&c.ui, "--resume: %s", err.msg);
 			free(path);
 			rc = 2;
@@ -529,7 +536,11 @@ int chat_main(struct chat_opts *o, const struct bdirs *d)
 		}
 		json_object_put(c.msgs);
 		c.msgs = msgs;
-		c.conv_path = path;
+		/* a path under the data directory as the person knows it goes on
+		 * in that file */
+		c.conv_path = bdirs_real(d, path);
+		free(path);
+		path = c.conv_path;
 		if (strncmp(path, d->data, strlen(d->data)) || path[strlen(d->data)] != '/') {
 			/* outside the data directory: go on in a new file there */
 			ui_note(&c.ui, "%s is outside %s: the conversation goes on in a new file", path,
@@ -554,7 +565,11 @@ int chat_main(struct chat_opts *o, const struct bdirs *d)
 		goto out;
 	}
 	if (o->message) {
-		rc = turn(&c, o->message) < 0 ? 1 : 0;
+		/* a message that is a %command runs it, as at the prompt */
+		if (o->message[0] == '%')
+			rc = chat_magic(&c, o->message);
+		else
+			rc = turn(&c, o->message) < 0 ? 1 : 0;
 		goto out;
 	}
 	if (!c.ui.tty_in) {

@@ -13,6 +13,7 @@
  * default) and of a proxy named by the environment.
  *
  * The files: chat_opts.c (this step), chat.c (the turn loop and chat_main),
+ * chat_export.c (--export-script, --jupyter and --resume's file),
  * chat_prompt.c (the system message), chat_run.c (approve and run a block),
  * chat_magic.c (%commands), chat_info.c (%info, %jupyter), chat_conv.c (the
  * conversation shown, added to, saved); chat_int.h is what they share.
@@ -33,6 +34,9 @@ struct chat_opts {
 	char *api_key, *profile, *export_script, *resume;
 	bool resume_set, no_tools, verbose, oneshot, help;
 	bool conversations;           /* --conversations: list (and pick) saved ones */
+	bool jupyter_set;             /* --jupyter [NAME|-]: the notebook, no chat */
+	char *jupyter;                /* its NAME, "-" (stdout) or NULL (the
+	                                 conversation's name) */
 	long max_tokens;
 	double temperature;
 	long connect_ms, idle_ms, replay_delay_ms;
@@ -46,6 +50,7 @@ struct chat_opts {
 	json_object *resume_msgs;     /* --resume FILE, read early (it may be outside
 	                                 the data directory), or NULL */
 	char *resume_path;
+	char *demo_path;              /* the demo recording on this machine, or NULL */
 };
 
 #define CHAT_PORTS_MAX 16

@@ -79,7 +79,10 @@ void chat_info(struct chat *c)
 	ui_note(&c->ui, "  model:        %s%s%s, API base %s; code as %s", c->llm.provider,
 	        !strcmp(c->llm.provider, "replay") ? ":" : "/", c->llm.model,
 	        base && *base ? base : "(none)",
-	        c->llm.tools ? "tool calls" : "fenced blocks (--no-tools)");
+	        !c->llm.tools ? "fenced blocks (--no-tools)"
+	        : c->code_path == CODE_FENCES ? "fenced blocks (the model made no tool call; "
+	                                        "tools are offered)"
+	        : "tool calls (a reply without one: its fenced blocks)");
 	ui_note(&c->ui, "  chat profile: %s",
 	        c->chat_profile ? c->chat_profile : "(none: config.json's top level)");
 	ui_note(&c->ui, "  system:       %s%s (~%zu tokens; the jail's facts are always in it)",
@@ -167,29 +170,26 @@ void chat_info(struct chat *c)
  * which is the person's, not warden's.  So the notebook goes to
  * <data>/notebooks/, named after the conversation file, and its path is
  * printed for the person to open or copy. */
-void chat_jupyter(struct chat *c, const char *arg)
+int chat_jupyter(struct chat *c, const char *arg)
 {
 	struct werr err = { 0 };
 	_cleanup_free_ char *path = NULL, *shown = NULL, *in_data = NULL;
 	json_object *nb;
 	size_t cells;
+	int r = 0;
 
 	if (!json_object_array_length(c->msgs)) {
 		ui_note(&c->ui, "nothing to export yet");
-		return;
+		return 0;
 	}
 	/* an absolute path as the person knows the data directory */
-	if (arg && arg[0] == '/' && c->d->data_shown && strcmp(c->d->data, c->d->data_shown)) {
-		size_t sl = strlen(c->d->data_shown);
-
-		if (!strncmp(arg, c->d->data_shown, sl) && arg[sl] == '/')
-			arg = in_data = xasprintf("%s%s", c->d->data, arg + sl);
-	}
+	if (arg && *arg)
+		arg = in_data = bdirs_real(c->d, arg);
 	if (conv_notebook_path(c->d->data, arg, c->conv_path, &path, &err) < 0) {
 		_cleanup_free_ char *m = bdirs_shown(c->d, err.msg);
 
 		ui_error(&c->ui, "%%jupyter: %s", m);
-		return;
+		return -1;
 	}
 	nb = conv_notebook(c->msgs);
 	cells = json_object_array_length(json_object_object_get(nb, "cells"));
@@ -197,10 +197,12 @@ void chat_jupyter(struct chat *c, const char *arg)
 		_cleanup_free_ char *m = bdirs_shown(c->d, err.msg);
 
 		ui_error(&c->ui, "%%jupyter: %s", m);
+		r = -1;
 	} else {
 		shown = bdirs_shown(c->d, path);
 		ui_note(&c->ui, "notebook written: %s (%zu cells; open it with jupyter notebook, or "
 		        "copy it where you like)", shown, cells);
 	}
 	json_object_put(nb);
+	return r;
 }

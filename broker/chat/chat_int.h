@@ -32,6 +32,12 @@ struct chat {
 	bool fatal;                   /* the supervisor is gone */
 	bool limits_told;             /* the weaker-limits line was shown */
 	bool home_told;               /* the home-in-workspace line was shown */
+	json_object *langs;           /* the languages the session runs (OPENED,
+	                                 else LANGLIST), or NULL */
+	bool langs_asked;             /* LANGLIST was tried */
+	/* how the last reply with code brought it: tool calls, or (tools on,
+	 * none made) fenced blocks */
+	enum { CODE_NONE, CODE_TOOLS, CODE_FENCES } code_path;
 };
 
 /* A string member of a message, NULL when absent. */
@@ -53,6 +59,16 @@ void chat_show_conversation(struct chat *c);
 void chat_add_console(struct chat *c, const char *content);
 void chat_save(struct chat *c);
 
+/* chat_export.c: --resume's name to its file and its messages (either -1
+ * with err); --export-script and --jupyter, each an exit status */
+struct chat_opts;
+int chat_resume_path(const struct bdirs *d, const struct chat_opts *o, const char *name,
+                     char **path, struct werr *err);
+int chat_resume_load(struct chat_opts *o, const char *path, json_object **msgs,
+                     struct werr *err);
+int chat_export_script(const struct bdirs *d, struct chat_opts *o);
+int chat_export_notebook(const struct bdirs *d, struct chat_opts *o);
+
 /* chat_prompt.c: the system message (malloc'd) and the profile's name */
 char *chat_system_message(struct chat *c);
 const char *chat_profile_name(const struct chat *c);
@@ -65,13 +81,18 @@ int chat_run_block(struct chat *c, json_object *m);
  * the person why. */
 int chat_open_session(struct chat *c);
 void chat_close_session(struct chat *c);
+/* label (a fence's, as the model wrote it) names a language the session
+ * runs, and not data (text, json, ...) */
+bool chat_lang_runs(struct chat *c, const char *label);
 
 /* chat_info.c: %info (what this chat runs with) and %jupyter (the
  * conversation as a notebook) */
 void chat_info(struct chat *c);
-void chat_jupyter(struct chat *c, const char *arg);
+/* 0 written (its path told), -1 not (why told) */
+int chat_jupyter(struct chat *c, const char *arg);
 
-/* chat_magic.c: a %command line */
-void chat_magic(struct chat *c, char *line);
+/* chat_magic.c: a %command line (changed in place): 0 done, 1 it failed,
+ * 2 no such command (each told) */
+int chat_magic(struct chat *c, char *line);
 
 #endif

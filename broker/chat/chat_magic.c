@@ -33,7 +33,7 @@ static void magic_help(struct chat *c)
 	ui_write(&c->ui, magic_help_text, sizeof(magic_help_text) - 1);
 }
 
-void chat_magic(struct chat *c, char *line)
+int chat_magic(struct chat *c, char *line)
 {
 	char *cmd = line + 1, *arg;
 	struct werr err = { 0 };
@@ -64,7 +64,7 @@ void chat_magic(struct chat *c, char *line)
 			i--;
 		if (i == 0) {
 			ui_note(&c->ui, "nothing to undo");
-			return;
+			return 0;
 		}
 		ui_note(&c->ui, "forgot: \"%.60s\" and %zu message(s) after it",
 		        mstr(json_object_array_get_idx(c->msgs, i - 1), "content") ?: "", n - i);
@@ -72,10 +72,11 @@ void chat_magic(struct chat *c, char *line)
 		chat_save(c);
 	} else if (!strcmp(cmd, "save")) {
 		char *path = NULL;
+		_cleanup_free_ char *name = bdirs_real(c->d, arg);
 
-		if (*arg && conv_resolve(c->d->data, arg, &path, &err) < 0) {
+		if (*name && conv_resolve(c->d->data, name, &path, &err) < 0) {
 			ui_error(&c->ui, "%%save: %s", err.msg);
-			return;
+			return 1;
 		}
 		if (path) {
 			free(c->conv_path);
@@ -83,7 +84,7 @@ void chat_magic(struct chat *c, char *line)
 		}
 		if (!json_object_array_length(c->msgs)) {
 			ui_note(&c->ui, "nothing to save yet");
-			return;
+			return 0;
 		}
 		chat_save(c);
 		{
@@ -93,13 +94,14 @@ void chat_magic(struct chat *c, char *line)
 	} else if (!strcmp(cmd, "load")) {
 		char *path = NULL;
 		json_object *msgs = NULL;
+		_cleanup_free_ char *name = bdirs_real(c->d, arg);
 
-		if ((*arg ? conv_resolve(c->d->data, arg, &path, &err)
+		if ((*name ? conv_resolve(c->d->data, name, &path, &err)
 		          : conv_latest(c->d->data, &path, &err)) < 0 ||
 		    conv_load(path, &msgs, &err) < 0) {
 			ui_error(&c->ui, "%%load: %s", err.msg);
 			free(path);
-			return;
+			return 1;
 		}
 		json_object_put(c->msgs);
 		c->msgs = msgs;
@@ -135,6 +137,8 @@ void chat_magic(struct chat *c, char *line)
 			ui_error(&c->ui, "%%profile: \"%s\" is not one of the profiles allowed when "
 			         "warden started: %s; to allow it, start warden chat with "
 			         "--allow-profile %s", arg, l.d ? l.d : "(none listed)", arg);
+			sbuf_free(&l);
+			return 1;
 		} else {
 			chat_close_session(c);
 			free(c->profile);
@@ -160,12 +164,14 @@ void chat_magic(struct chat *c, char *line)
 	} else if (!strcmp(cmd, "info")) {
 		chat_info(c);
 	} else if (!strcmp(cmd, "jupyter")) {
-		chat_jupyter(c, arg);
+		return chat_jupyter(c, arg) < 0 ? 1 : 0;
 	} else if (!strcmp(cmd, "verbose")) {
 		c->verbose = !c->verbose;
 		ui_note(&c->ui, "verbose %s", c->verbose ? "on" : "off");
 	} else {
 		ui_error(&c->ui, "unknown command %%%s: %%help lists them", cmd);
+		return 2;
 	}
+	return 0;
 }
 

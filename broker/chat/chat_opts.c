@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,7 +26,7 @@
 enum {
 	O_API_BASE = 256, O_API_KEY, O_PROFILE, O_SANDBOX, O_NO_TOOLS, O_MAX_OUTPUT, O_CONTEXT,
 	O_MAX_TOKENS, O_TEMP, O_RESUME, O_EXPORT, O_SYSMSG, O_CONNECT, O_IDLE, O_ONESHOT,
-	O_REPLAY_DELAY, O_SYSMSG_APPEND, O_CONVERSATIONS,
+	O_REPLAY_DELAY, O_SYSMSG_APPEND, O_CONVERSATIONS, O_JUPYTER,
 };
 
 static const struct option longopts[] = {
@@ -41,6 +43,7 @@ static const struct option longopts[] = {
 	{ "temperature", required_argument, NULL, O_TEMP },
 	{ "resume", optional_argument, NULL, O_RESUME },
 	{ "export-script", required_argument, NULL, O_EXPORT },
+	{ "jupyter", optional_argument, NULL, O_JUPYTER },
 	{ "system-message", required_argument, NULL, O_SYSMSG },
 	{ "system-message-append", required_argument, NULL, O_SYSMSG_APPEND },
 	{ "conversations", no_argument, NULL, O_CONVERSATIONS },
@@ -69,6 +72,7 @@ const char chat_usage_text[] =
 	"      --resume [ID|FILE]     continue a saved conversation (default: the latest)\n"
 	"      --conversations        list saved conversations; pick one to resume\n"
 	"      --export-script FILE   with --resume: the approved code as a shell script\n"
+	"      --jupyter [NAME|-]     with --resume: the conversation as a notebook\n"
 	"      --system-message TEXT  replaces warden's instructions (jail facts stay)\n"
 	"      --system-message-append TEXT   added to the system message\n"
 	"      --connect-timeout DUR  --idle-timeout DUR   (10s, 2m)  --oneshot\n"
@@ -88,6 +92,7 @@ void chat_opts_free(struct chat_opts *o)
 	}
 	free(o->profile);
 	free(o->export_script);
+	free(o->jupyter);
 	free(o->resume);
 	free(o->message);
 	if (o->export_fd >= 0)
@@ -95,6 +100,7 @@ void chat_opts_free(struct chat_opts *o)
 	free(o->export_path);
 	json_object_put(o->resume_msgs);
 	free(o->resume_path);
+	free(o->demo_path);
 	memset(o, 0, sizeof(*o));
 	o->export_fd = -1;
 }
@@ -227,6 +233,16 @@ static int parse_opts(int argc, char **argv, struct chat_opts *o)
 			free(o->export_script);
 			o->export_script = xstrdup(optarg);
 			break;
+		case O_JUPYTER:
+			/* its NAME is optional: the next word, unless an option */
+			o->jupyter_set = true;
+			free(o->jupyter);
+			o->jupyter = NULL;
+			if (optarg)
+				o->jupyter = xstrdup(optarg);
+			else if (optind < argc && (argv[optind][0] != '-' || !strcmp(argv[optind], "-")))
+				o->jupyter = xstrdup(argv[optind++]);
+			break;
 		case O_SYSMSG:
 			free(o->s.system_message);
 			o->s.system_message = xstrdup(optarg);
@@ -336,12 +352,47 @@ static void chat_ports(const struct chat_settings *s, uint16_t *ports, size_t *n
 	}
 }
 
+/* The recording `make demo` replays, where it is on this machine (for the
+ * hint when there is no API key): PREFIX/share/doc/warden/examples/ when
+ * the broker is installed as PREFIX/libexec/warden/warden-broker, the
+ * checkout's examples/ when it runs from a build directory next to it.
+ * Found from the broker's own path, before confinement hides both; NULL
+ * when neither is there. */
+static char *demo_recording(void)
+{
+	static const char libexec[] = "/libexec/warden";
+	char self[PATH_MAX], real[PATH_MAX];
+	_cleanup_free_ char *installed = NULL, *tree = NULL;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+	size_t len;
+
+	if (n <= 0)
+		return NULL;
+	self[n] = '\0';
+	if (!(slash = strrchr(self, '/')))
+		return NULL;
+	*slash = '\0';
+	len = strlen(self);
+	if (len > strlen(libexec) && !strcmp(self + len - strlen(libexec), libexec))
+		installed = xasprintf("%.*s/share/doc/warden/examples/demo.json",
+		                      (int)(len - strlen(libexec)), self);
+	tree = xasprintf("%s/../examples/demo.json", self);
+	if (installed && realpath(installed, real))
+		return xstrdup(real);
+	if (realpath(tree, real))
+		return xstrdup(real);
+	return NULL;
+}
+
 void chat_preload(int argc, char **argv, const struct bdirs *d, struct chat_opts *o,
                   uint16_t *ports, size_t *n_ports)
 {
 	chat_load_opts(argc, argv, d, o, ports, n_ports);
-	if (!o->bad && !o->export_script && !o->help)
+	if (!o->bad && !o->export_script && !o->jupyter_set && !o->help)
 		ui_preinit();
+	if (!o->bad)
+		o->demo_path = demo_recording();
 }
 
 void chat_load_opts(int argc, char **argv, const struct bdirs *d, struct chat_opts *o,

@@ -183,7 +183,10 @@ char *chat_system_message(struct chat *c)
 		          "goal by writing and running code.\n");
 	if (c->llm.tools)
 		sbuf_adds(&b, "To run code, call the `execute` tool with a language and the code. "
-		              "You see its output in the result.\n");
+		              "You see its output in the result. A reply that calls no tool but "
+		              "has a fenced block in one of the languages below (```python ... "
+		              "```) runs that block the same way; write examples that must not "
+		              "run in a ```text block.\n");
 	else
 		sbuf_adds(&b, "To run code, write it in a fenced block with its language, for "
 		              "example ```python ... ```. Each block runs, and its output comes back "

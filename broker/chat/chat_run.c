@@ -12,12 +12,20 @@
 
 #include "chat_int.h"
 #include "core/client.h"
+#include "core/langs.h"
 #include "conv.h"
 #include "core/lmc.h"
+#include "llm/extract.h"
 #include "core/sanitize.h"
 #include "warden/util.h"
 
 #define MAX_EDITS 20
+/* Images and HTML outputs of one block that are kept: saved, shown, in the
+ * conversation and sent to the model.  Each is at most WPROTO_DISPLAY_MAX
+ * (3 MiB), but a block's count is bounded only by the profile's output
+ * limit, which may be unlimited: the rest are dropped as they come, and
+ * counted. */
+#define DISPLAYS_MAX 8
 
 /* ---- running a block ---- */
 
@@ -30,6 +38,8 @@ struct collect {
 	json_object *live_denied;
 	json_object *rich;           /* the block's image and html LMC messages */
 	const char *code;            /* the block, for its running line */
+	unsigned images, htmls;      /* kept so far (at most DISPLAYS_MAX each) */
+	unsigned dropped_images, dropped_htmls;
 };
 
 /* A cut that does not split a UTF-8 sequence: the start of the character
@@ -169,8 +179,16 @@ static void on_display(void *ctx, const char *format, const uint8_t *data, size_
 {
 	struct collect *col = ctx;
 	struct chat *c = col->c;
+	bool html = strcmp(format, "html") == 0;
+	unsigned *kept = html ? &col->htmls : &col->images;
 
-	if (strcmp(format, "html") == 0) {
+	if (*kept >= DISPLAYS_MAX) {
+		/* past the cap: not saved, not shown, not kept, only counted */
+		(*(html ? &col->dropped_htmls : &col->dropped_images))++;
+		return;
+	}
+	(*kept)++;
+	if (html) {
 		struct wsan san;
 		struct sbuf clean = { 0 };
 
@@ -200,6 +218,25 @@ static void on_display(void *ctx, const char *format, const uint8_t *data, size_
 		                                         strcmp(format, "jpeg") == 0 ? "base64.jpeg"
 		                                                                     : "base64.png",
 		                                         b64));
+	}
+}
+
+/* What was past the cap, told to the person and the model. */
+static void dropped_displays(struct chat *c, const struct collect *col, struct sbuf *model)
+{
+	static const char *const what[2][2] = { { "image", "images" },
+	                                        { "HTML output", "HTML outputs" } };
+	const unsigned n[2] = { col->dropped_images, col->dropped_htmls };
+
+	for (int k = 0; k < 2; k++) {
+		const char *w = what[k][n[k] != 1];
+
+		if (!n[k])
+			continue;
+		ui_note(&c->ui, "  %u more %s of this block %s dropped (at most %d a block are "
+		        "kept)", n[k], w, n[k] == 1 ? "was" : "were", DISPLAYS_MAX);
+		sbuf_addf(model, "\n[warden: %u more %s %s dropped: at most %d of a block are "
+		          "kept]", n[k], w, n[k] == 1 ? "was" : "were", DISPLAYS_MAX);
 	}
 }
 
@@ -343,6 +380,8 @@ int chat_open_session(struct chat *c)
 		return -1;
 	}
 	c->sess_open = true;
+	if (!c->langs)
+		c->langs = blang_trusted_json(c->sess.languages_json, json_type_array);
 	json_object_array_add(c->audit_ids, json_object_new_string(c->sess.audit_id));
 	tell_weak_limits(c);
 	tell_home(c);
@@ -350,6 +389,22 @@ int chat_open_session(struct chat *c)
 		ui_note(&c->ui, "[sandbox session %s opened, profile %s]", c->sess.audit_id,
 		        chat_profile_name(c));
 	return 0;
+}
+
+bool chat_lang_runs(struct chat *c, const char *label)
+{
+	if (!label || !*label || llm_fence_is_data(label))
+		return false;
+	if (!c->langs && !c->langs_asked && !c->fatal) {
+		struct werr err = { 0 };
+		_cleanup_free_ char *json = NULL;
+
+		/* no session yet (its jail could not start): ask the supervisor */
+		c->langs_asked = true;
+		if (bclient_languages(&c->bc, &json, &err) == 0)
+			c->langs = blang_trusted_json(json, json_type_array);
+	}
+	return c->langs && blang_lookup(c->langs, label);
 }
 
 void chat_close_session(struct chat *c)
@@ -447,16 +502,16 @@ static void result_lines(struct chat *c, const struct wresult *res, struct sbuf 
 		break;
 	case WB_SIGNALED:
 		ui_bad(u, "✗ killed by signal %u (%s)", res->signal, wall);
-		sbuf_addf(model, "\n[killed by signal %u]", res->signal);
+		sbuf_addf(model, "\n" CONV_SIGNALED "%u]", res->signal);
 		break;
 	case WB_INTERRUPTED:
 		ui_bad(u, "^C interrupted (%s)", wall);
-		sbuf_adds(model, "\n[interrupted by the user (Ctrl-C)]");
+		sbuf_adds(model, "\n" CONV_INTERRUPTED);
 		break;
 	default:
 		ui_bad(u, "✗ stopped by the jail: %s limit reached (%s)",
 		       wblock_reason_name(res->reason), wall);
-		sbuf_addf(model, "\n[stopped by the jail: the policy's %s limit was reached]",
+		sbuf_addf(model, "\n" CONV_STOPPED "%s limit was reached]",
 		          wblock_reason_name(res->reason));
 		break;
 	}
@@ -482,7 +537,7 @@ static void result_lines(struct chat *c, const struct wresult *res, struct sbuf 
 			}
 		}
 		ui_bad(u, "⛔ denied by the sandbox policy: %s", l.d);
-		sbuf_addf(model, "\n[the jail's policy denied these system calls: %s. This is the "
+		sbuf_addf(model, "\n" CONV_DENIED "%s. This is the "
 		          "sandbox working as intended; do not try to get around it]", l.d);
 		sbuf_free(&l);
 	}
@@ -492,7 +547,7 @@ static void result_lines(struct chat *c, const struct wresult *res, struct sbuf 
 	if (res->flags & WRES_STATE_LOST) {
 		ui_note(u, "the session's jail ended: the next block starts fresh (variables and "
 		        "imports are gone)");
-		sbuf_adds(model, "\n[the session restarted: variables, imports and functions from "
+		sbuf_adds(model, "\n" CONV_STATE_LOST "variables, imports and functions from "
 		                 "earlier blocks are gone]");
 	}
 	if (c->verbose) {
@@ -506,6 +561,38 @@ static void result_lines(struct chat *c, const struct wresult *res, struct sbuf 
 		        (unsigned long long)res->wall_ms, (unsigned long long)res->cpu_ms, mem,
 		        (unsigned long long)res->output_bytes);
 	}
+}
+
+/* The session's name of a language (python for py), or lang itself. */
+static const char *lang_name(struct chat *c, const char *lang)
+{
+	const char *n = c->langs ? blang_lookup(c->langs, lang) : NULL;
+
+	return n ? n : lang;
+}
+
+/* An earlier block of m's language ran in this conversation (its state
+ * was there for the model to count on). */
+static bool ran_before(struct chat *c, json_object *m, const char *lang)
+{
+	const char *name = lang_name(c, lang);
+	size_t n = json_object_array_length(c->msgs);
+
+	for (size_t i = 0; i + 1 < n; i++) {
+		json_object *e = json_object_array_get_idx(c->msgs, i);
+		json_object *out = json_object_array_get_idx(c->msgs, i + 1);
+		const char *o = mstr(out, "content") ?: "";
+
+		if (e == m)
+			break;
+		if (strcmp(mstr(e, "type") ?: "", "code") || strcmp(mstr(out, "type") ?: "", "console") ||
+		    strcasecmp(lang_name(c, mstr(e, "format") ?: ""), name))
+			continue;
+		if (strncmp(o, CONV_DECLINED, strlen(CONV_DECLINED)) &&
+		    strncmp(o, CONV_NOT_RUN, strlen(CONV_NOT_RUN)) && !strstr(o, CONV_COULD_NOT_RUN))
+			return true;
+	}
+	return false;
 }
 
 int chat_run_block(struct chat *c, json_object *m)
@@ -578,9 +665,10 @@ int chat_run_block(struct chat *c, json_object *m)
 	out = collected(&col);
 	sbuf_adds(&model, *out ? out : "(no output)");
 	free(out);
+	dropped_displays(c, &col, &model);
 	if (r < 0) {
 		ui_error(&c->ui, "%s", err.msg);
-		sbuf_addf(&model, "\n[warden: the block could not run: %s]", err.msg);
+		sbuf_addf(&model, "\n" CONV_COULD_NOT_RUN "%s]", err.msg);
 		if (c->bc.c.eof) {
 			c->fatal = true;
 			ret = RB_FATAL;
@@ -591,8 +679,15 @@ int chat_run_block(struct chat *c, json_object *m)
 		if (ui_sigint_count != before && res.reason != WB_INTERRUPTED)
 			ui_bad(&c->ui, "^C interrupted");
 		result_lines(c, &res, &model, col.live_denied);
-		if (res.reason == WB_INTERRUPTED || ui_sigint_count != before)
+		if (res.reason == WB_INTERRUPTED || ui_sigint_count != before) {
 			ret = RB_INTERRUPTED;
+			/* the script export leaves it out by this note */
+			if (res.reason != WB_INTERRUPTED)
+				sbuf_adds(&model, "\n" CONV_INTERRUPTED);
+		}
+		if ((res.flags & WRES_FRESH) && ran_before(c, m, lang))
+			sbuf_addf(&model, "\n" CONV_NEW_JAIL "%s jail: what earlier %s blocks defined "
+			          "is gone]", lang_name(c, lang), lang_name(c, lang));
 		wresult_free(&res);
 	}
 	chat_add_console(c, model.d);

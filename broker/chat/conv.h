@@ -17,6 +17,20 @@
 #define CONV_DECLINED "The user declined to run this code."
 #define CONV_NOT_RUN "This code was not run: "
 
+/* The notes warden adds, each on a line of its own, after a block's
+ * output for the model (chat_run.c); the script export reads them back
+ * (conv_script.c).  A block's own output could print one of these lines
+ * too: the export would then only say more than it must, or leave out a
+ * block that printed as if interrupted; it never runs anything it would
+ * not have. */
+#define CONV_INTERRUPTED "[interrupted by the user (Ctrl-C)]"
+#define CONV_COULD_NOT_RUN "[warden: the block could not run: "   /* why] */
+#define CONV_STOPPED "[stopped by the jail: the policy's "       /* NAME limit was reached] */
+#define CONV_SIGNALED "[killed by signal "                       /* N] */
+#define CONV_DENIED "[the jail's policy denied these system calls: "   /* LIST. ...] */
+#define CONV_STATE_LOST "[the session restarted: "               /* ...] */
+#define CONV_NEW_JAIL "[warden: this block ran in a new "        /* LANG jail: ...] */
+
 /* "<data>/conversations" (malloc'd). */
 char *conv_dir(const char *data);
 /* A new file name for a conversation whose first user message is `first`
@@ -52,12 +66,31 @@ size_t conv_tokens(json_object *msgs);
  * without its call), and always keeps the last message. */
 json_object *conv_trim(json_object *msgs, size_t budget);
 
-/* The approved code blocks of a conversation as a POSIX shell script that
- * runs them in order, each through its interpreter (consecutive blocks of
- * one language share one run, as they shared a session).  malloc'd. */
+/* conv_script.c: the approved code blocks of a conversation as a POSIX
+ * shell script that runs them in order, each language in one interpreter
+ * for as long as the session's jail of that language lived (a new one
+ * where the conversation says the jail was new), so that a block sees
+ * what the earlier blocks of its language left, whatever ran between.
+ * Declined, interrupted and unrun blocks are left out; what the script
+ * cannot do as the session did (a limit that stopped a block, calls the
+ * jail denied, images, a block left out) is listed at its top.  source:
+ * the conversation's path as the person knows it.  malloc'd. */
 char *conv_script(json_object *msgs, const char *source);
 int conv_export_script(json_object *msgs, const char *source, const char *path,
                        struct werr *err);
+
+/* conv_drivers.c: how an exported script runs a language (the session's
+ * name or an alias, any case), or NULL. */
+struct conv_interp {
+	const char *name;       /* the session's name: python, shell, ... */
+	const char *names;      /* ",name,alias,...," in lower case */
+	const char *program;    /* the interpreter the script needs */
+	const char *start;      /* the shell command that starts it */
+	const char *driver;     /* its driver's text */
+	int fd;                 /* the script's fd to its blocks (3..8) */
+};
+const struct conv_interp *conv_interp_find(const char *lang);
+const struct conv_interp *conv_interp_all(size_t *n);
 
 /* conv_nb.c: the conversation as a Jupyter notebook (nbformat 4.5): the
  * user's and the model's text as markdown cells, each code block as a code

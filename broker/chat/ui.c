@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <wchar.h>
 
+#include "core/broker.h"
 #include "llm/extract.h"
 #include "ui.h"
 #include "warden/proto.h"
@@ -155,6 +156,8 @@ void ui_free(struct ui *u)
 	md_free(&u->md);
 	sbuf_free(&u->partial);
 	sbuf_free(&u->fline);
+	sbuf_free(&u->held_raw);
+	sbuf_free(&u->held_hidden);
 	pthread_mutex_destroy(&u->spin_mu);
 	pthread_cond_destroy(&u->spin_cv);
 	memset(u, 0, sizeof(*u));
@@ -360,14 +363,22 @@ static void erase_partial(struct ui *u)
 	sbuf_reset(&u->partial);
 }
 
-/* ---- fences that run (--no-tools) ----
+/* ---- fences that run (--no-tools, and replies without a tool call) ----
  *
  * Without tools the model writes its code as fenced blocks in its text,
  * and each runnable one becomes a code box before it runs (chat.c).  Shown
  * in the text too, the code appeared twice.  The start of each line is
  * held while it could still be a fence; a fence that will run
- * (llm_fence_runs, the extractor's own rule) is dropped up to its closing
- * fence; every other line is passed on as it was. */
+ * (u->fence_runs, or llm_fence_runs, the extractor's own rule) is dropped
+ * up to its closing fence; every other line is passed on as it was.
+ * With tools on (hold_fences), such a fence runs only if the reply makes
+ * no tool call, which its end tells: from that fence on, the reply is
+ * held both ways, and ui_model_release shows one. */
+
+static bool fence_would_run(struct ui *u, const char *info, size_t n)
+{
+	return u->fence_runs ? u->fence_runs(u->fence_ctx, info, n) : llm_fence_runs(info, n);
+}
 
 /* The line so far could still turn out to be a fence line. */
 static bool could_be_fence(const char *d, size_t n)
@@ -412,9 +423,15 @@ static void fence_line_done(struct ui *u, struct sbuf *out)
 			sbuf_add(out, d, n);
 	} else if (m >= 3 && (ch == '~' || !memchr(d + r, '`', n - r))) {
 		u->fence_in = true;
-		u->fence_hiding = llm_fence_runs(d + r, n - r);
+		u->fence_hiding = fence_would_run(u, d + r, n - r);
 		u->fence_ch = ch;
 		u->fence_n = m;
+		if (u->fence_hiding && u->hold_fences && !u->holding) {
+			/* from here on the reply is held; its raw form starts with
+			 * this line */
+			u->holding = true;
+			sbuf_add(&u->held_raw, d, n);
+		}
 		if (!u->fence_hiding)
 			sbuf_add(out, d, n);
 	} else {
@@ -425,21 +442,25 @@ static void fence_line_done(struct ui *u, struct sbuf *out)
 
 static void fence_filter(struct ui *u, const char *s, size_t n, struct sbuf *out)
 {
-	if (!u->hide_fences) {
+	if (!u->hide_fences && !u->hold_fences) {
 		sbuf_add(out, s, n);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
+		struct sbuf *o = u->holding ? &u->held_hidden : out;
+
+		if (u->holding)
+			sbuf_addc(&u->held_raw, s[i]);
 		if (u->fline_pass) {
-			sbuf_addc(out, s[i]);
+			sbuf_addc(o, s[i]);
 			u->fline_pass = s[i] != '\n';
 			continue;
 		}
 		sbuf_addc(&u->fline, s[i]);
 		if (s[i] == '\n') {
-			fence_line_done(u, out);
+			fence_line_done(u, o);
 		} else if (!u->fence_hiding && !could_be_fence(u->fline.d, u->fline.len)) {
-			sbuf_add(out, u->fline.d, u->fline.len);
+			sbuf_add(o, u->fline.d, u->fline.len);
 			sbuf_reset(&u->fline);
 			u->fline_pass = true;
 		}
@@ -450,8 +471,10 @@ static void fence_filter(struct ui *u, const char *s, size_t n, struct sbuf *out
  * hidden fence (a reply cut off inside its code). */
 static void fence_end(struct ui *u, struct sbuf *out)
 {
+	struct sbuf *o = u->holding ? &u->held_hidden : out;
+
 	if (!u->fence_hiding)
-		sbuf_add(out, u->fline.d ? u->fline.d : "", u->fline.len);
+		sbuf_add(o, u->fline.d ? u->fline.d : "", u->fline.len);
 	sbuf_reset(&u->fline);
 	u->fence_in = u->fence_hiding = u->fline_pass = false;
 }
@@ -466,7 +489,7 @@ void ui_model_text(struct ui *u, const char *s, size_t n)
 	sbuf_free(&shown);
 	if (!clean.len) {
 		/* nothing to show yet: the code of a hidden fence is being written */
-		if (u->fence_hiding)
+		if (u->fence_hiding || u->holding)
 			ui_spinner_start(u, "writing code");
 		goto out;
 	}
@@ -496,26 +519,54 @@ out:
 	sbuf_free(&out);
 }
 
+/* The model's text from clean on to the end of its reply: rendered (or
+ * as it is), the renderer flushed, a new line. */
+static void model_flush(struct ui *u, const char *clean, size_t len)
+{
+	struct sbuf out = { 0 };
+
+	if (!u->color) {
+		ui_write(u, clean, len);
+	} else {
+		erase_partial(u);
+		md_feed(&u->md, clean, len, &out);
+		md_end(&u->md, &out);
+		ui_write(u, out.d ? out.d : "", out.len);
+	}
+	ui_newline(u);
+	sbuf_free(&out);
+}
+
 void ui_model_end(struct ui *u)
 {
-	struct sbuf clean = { 0 }, out = { 0 }, shown = { 0 };
+	struct sbuf clean = { 0 }, shown = { 0 };
 
 	ui_spinner_stop(u);
 	wsan_end(&u->san_model, &shown);
 	fence_filter(u, shown.d ? shown.d : "", shown.len, &clean);
 	fence_end(u, &clean);
 	sbuf_free(&shown);
-	if (!u->color) {
-		ui_write(u, clean.d, clean.len);
-	} else {
-		erase_partial(u);
-		md_feed(&u->md, clean.d, clean.len, &out);
-		md_end(&u->md, &out);
-		ui_write(u, out.d ? out.d : "", out.len);
+	if (u->holding) {
+		/* what came before the held part was written as it came */
+		u->held_pending = true;
+		sbuf_free(&clean);
+		return;
 	}
-	ui_newline(u);
+	model_flush(u, clean.d ? clean.d : "", clean.len);
 	sbuf_free(&clean);
-	sbuf_free(&out);
+}
+
+void ui_model_release(struct ui *u, bool ran)
+{
+	struct sbuf *text = ran ? &u->held_hidden : &u->held_raw;
+
+	if (!u->holding && !u->held_pending)
+		return;
+	ui_spinner_stop(u);
+	u->holding = u->held_pending = false;
+	model_flush(u, text->d ? text->d : "", text->len);
+	sbuf_free(&u->held_raw);
+	sbuf_free(&u->held_hidden);
 }
 
 /* ---- code and output ---- */
@@ -577,6 +628,13 @@ static void vline(struct ui *u, int fd, const char *color, const char *prefix, c
 
 	if (r < 0)
 		return;
+	if (u->dirs) {
+		char *shown = bdirs_shown(u->dirs, raw);
+
+		free(raw);
+		raw = shown;
+		r = (int)strlen(raw);
+	}
 	clean = wsan_str(raw, (size_t)r);
 	free(raw);
 	ui_spinner_stop(u);

@@ -20,8 +20,13 @@ extern volatile sig_atomic_t ui_sigint;
 /* How many SIGINTs arrived so far (never cleared). */
 extern volatile sig_atomic_t ui_sigint_count;
 
+struct bdirs;
+
 struct ui {
 	bool tty_in, tty_out, color;
+	/* the broker's directories: every line (ui_note, ui_error, ...) names
+	 * them as the person knows them, never as /proc/self/fd/N (may be NULL) */
+	const struct bdirs *dirs;
 	EditLine *el;
 	History *hist;
 	char *histfile;
@@ -36,6 +41,19 @@ struct ui {
 	/* --no-tools: fences that will run are held back from the model's
 	 * text, because their code box shows them (ui_model_text) */
 	bool hide_fences;
+	/* tools on: a reply may still bring its code as fences, and whether
+	 * they run is known only at its end (no tool call).  From the first
+	 * fence that would run on, the rest of the reply is held, both as it
+	 * came (held_raw) and without such fences (held_hidden), until
+	 * ui_model_release says which to show. */
+	bool hold_fences;
+	bool holding;              /* a fence that would run was seen */
+	bool held_pending;         /* the reply ended while holding */
+	struct sbuf held_raw, held_hidden;
+	/* which fences run, from the info string after the ``` (NULL:
+	 * llm_fence_runs, the --no-tools rule) */
+	bool (*fence_runs)(void *ctx, const char *info, size_t n);
+	void *fence_ctx;
 	bool fence_in;             /* inside a fence (hidden or shown) */
 	bool fence_hiding;         /* inside a fence that runs: not shown */
 	char fence_ch;
@@ -72,8 +90,13 @@ void ui_spinner_label(struct ui *u, const char *label);
 
 /* Raw model text as it streams: sanitized, rendered, written. */
 void ui_model_text(struct ui *u, const char *s, size_t n);
-/* The model's reply ended (flushes a partial line). */
+/* The model's reply ended (flushes a partial line; with hold_fences,
+ * what is held waits for ui_model_release). */
 void ui_model_end(struct ui *u);
+/* hold_fences: the held rest of the reply is shown, without the fences
+ * that would run when they did (their code boxes show them), else as the
+ * model wrote it.  Nothing held: nothing happens. */
+void ui_model_release(struct ui *u, bool ran);
 
 /* A code block before it runs: header with the language and the sandbox
  * profile, the code (sanitized, coloured), a footer. */

@@ -31,8 +31,12 @@ struct bdirs {
 int bdirs_init(struct bdirs *d, struct werr *err);
 void bdirs_free(struct bdirs *d);
 /* text (a path, a message) with the directories as the user knows them,
- * not as /proc/self/fd/N; malloc'd. */
+ * not as /proc/self/fd/N, wherever they occur in it; malloc'd.  d may be
+ * NULL (a copy). */
 char *bdirs_shown(const struct bdirs *d, const char *text);
+/* The other way: a path the person gave, with a directory as they know it,
+ * as the broker must open it (under /proc/self/fd/N); malloc'd. */
+char *bdirs_real(const struct bdirs *d, const char *path);
 
 /* Files the command line named (--model replay:FILE, --resume FILE), opened
  * by the supervisor and handed over as fds 6 and 7.  bfiles_init takes

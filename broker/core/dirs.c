@@ -17,6 +17,7 @@
 
 #include "broker.h"
 #include "warden/broker_start.h"
+#include "warden/sanitize.h"
 #include "warden/util.h"
 
 static const char *broker_user(void)
@@ -90,26 +91,55 @@ void bdirs_free(struct bdirs *d)
 	d->config = d->data = d->config_shown = d->data_shown = NULL;
 }
 
-/* text with the first use of from (a /proc/self/fd/N path) replaced by to */
+/* text with every use of from (a path, ending there or at a '/') replaced
+ * by to; text is used up */
 static char *replace_prefix(char *text, const char *from, const char *to)
 {
 	size_t n = from ? strlen(from) : 0;
-	char *at = n && to && strcmp(from, to) ? strstr(text, from) : NULL;
-	char *r;
+	struct sbuf b = { 0 };
+	const char *p = text, *at;
 
-	if (!at || (at[n] && at[n] != '/'))
+	if (!n || !to || !strcmp(from, to))
 		return text;
-	r = xasprintf("%.*s%s%s", (int)(at - text), text, to, at + n);
+	while ((at = strstr(p, from))) {
+		bool whole = !at[n] || at[n] == '/';
+
+		sbuf_add(&b, p, (size_t)(at - p));
+		sbuf_adds(&b, whole ? to : from);
+		p = at + n;
+	}
+	sbuf_adds(&b, p);
 	free(text);
-	return r;
+	return sbuf_steal(&b);
 }
 
 char *bdirs_shown(const struct bdirs *d, const char *text)
 {
-	char *r = xstrdup(text);
+	char *r = xstrdup(text ? text : "");
 
+	if (!d)
+		return r;
 	r = replace_prefix(r, d->data, d->data_shown);
 	return replace_prefix(r, d->config, d->config_shown);
+}
+
+char *bdirs_real(const struct bdirs *d, const char *path)
+{
+	size_t n;
+
+	if (!path || !d)
+		return xstrdup(path ? path : "");
+	if (d->data_shown && strcmp(d->data, d->data_shown)) {
+		n = strlen(d->data_shown);
+		if (!strncmp(path, d->data_shown, n) && (!path[n] || path[n] == '/'))
+			return xasprintf("%s%s", d->data, path + n);
+	}
+	if (d->config_shown && strcmp(d->config, d->config_shown)) {
+		n = strlen(d->config_shown);
+		if (!strncmp(path, d->config_shown, n) && (!path[n] || path[n] == '/'))
+			return xasprintf("%s%s", d->config, path + n);
+	}
+	return xstrdup(path);
 }
 
 /* ---- files named on the command line ---- */

@@ -63,22 +63,37 @@ static bool in_list(const char *s, const char *const *list, size_t n)
 	return false;
 }
 
-bool llm_fence_runs(const char *info, size_t n)
+size_t llm_fence_label(const char *info, size_t n, char *buf, size_t cap)
 {
-	char label[32];
-	size_t i = 0, k;
+	size_t i = 0, k, len;
 
 	while (i < n && isspace((unsigned char)info[i]))
 		i++;
 	for (k = i; k < n && !isspace((unsigned char)info[k]) && info[k] != '{'; k++)
 		;
-	if (k == i)
-		return true;
-	if (k - i >= sizeof(label))
-		return true;   /* no data label is that long */
-	memcpy(label, info + i, k - i);
-	label[k - i] = '\0';
-	return !in_list(label, not_code, ARRAY_SIZE(not_code));
+	len = k - i;
+	if (cap) {
+		size_t c = len < cap ? len : cap - 1;
+
+		memcpy(buf, info + i, c);
+		buf[c] = '\0';
+	}
+	return len;
+}
+
+bool llm_fence_runs(const char *info, size_t n)
+{
+	char label[32];
+	size_t len = llm_fence_label(info, n, label, sizeof(label));
+
+	if (!len || len >= sizeof(label))
+		return true;   /* unlabelled; no data label is that long */
+	return !llm_fence_is_data(label);
+}
+
+bool llm_fence_is_data(const char *label)
+{
+	return label && in_list(label, not_code, ARRAY_SIZE(not_code));
 }
 
 bool llm_is_language(const char *name)
@@ -186,6 +201,7 @@ struct cand {
 	enum cand_kind kind;
 	size_t start, end;       /* [start, end) in the text */
 	char *language, *code;
+	bool labelled;           /* a fence whose label names its language */
 };
 
 static void cand_clear(struct cand *c)
@@ -289,6 +305,7 @@ static void find_fence(const char *t, size_t len, size_t pos, struct cand *c)
 		c->end = after;
 		c->code = xstrndup(t + body, code_end - body);
 		c->language = xstrndup(t + info, k - info);
+		c->labelled = *c->language && strcasecmp(c->language, "json");
 		if (!*c->language || strcasecmp(c->language, "json") == 0) {
 			/* a tool call written in a fence */
 			json_object *o = parse_whole(c->code, strlen(c->code));
@@ -561,6 +578,35 @@ json_object *llm_extract_code(const char *text)
 		cand_clear(&f);
 		cand_clear(&j);
 		cand_clear(&k);
+	}
+	add_prose(out, text, prose, len);
+	return out;
+}
+
+json_object *llm_extract_fences(const char *text, bool (*runs)(void *ctx, const char *label),
+                                void *ctx)
+{
+	json_object *out = json_object_new_array();
+	size_t len, pos = 0, prose = 0;
+
+	if (!text)
+		return out;
+	len = strlen(text);
+	while (pos < len) {
+		struct cand f = { 0 };
+
+		find_fence(text, len, pos, &f);
+		if (f.kind == CAND_NONE) {
+			cand_clear(&f);
+			break;
+		}
+		if (f.kind == CAND_CODE && f.labelled && runs(ctx, f.language)) {
+			add_prose(out, text, prose, f.start);
+			json_object_array_add(out, lmc_msg("assistant", "code", f.language, f.code));
+			prose = f.end;
+		}
+		pos = f.end > pos ? f.end : pos + 1;
+		cand_clear(&f);
 	}
 	add_prose(out, text, prose, len);
 	return out;

@@ -5,6 +5,7 @@
 #ifndef WARDEN_SUPERVISOR_H
 #define WARDEN_SUPERVISOR_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,6 +44,8 @@ struct wrun_result {
 	uint64_t denied_total;
 	bool output_direct;      /* stdout went into the caller's pipe, uncounted
 	                          * (run.c direct_stdout); output_bytes is stderr's */
+	bool have_net;           /* net_unreachable was read (jail_net_unreachable): */
+	uint64_t net_unreachable; /* attempts to reach an address with no route */
 	char session[32];
 };
 
@@ -50,6 +53,19 @@ struct wrun_result {
  * could not run it (err set; err->exit_code 125, 126 or 127). */
 int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err);
 
+/* --- warden policy check ----------------------------------------------------
+ * The checks a run of policy p in workspace (NULL: the current directory)
+ * makes against this machine before it starts anything (jail_plan_check:
+ * binds that cannot be used, links below writable places, /proc and /dev),
+ * with the workspace, HOME and warden's own hides resolved as `warden run`
+ * resolves them; the resolved workspace in ws.  Each problem is appended to
+ * msgs, located in p's file where it writes the path at fault
+ * ("FILE:LINE:COL: what; fix", policy_locate_path), else "FILE: what; fix".
+ * 0: none; 1: some; -1 and err: the workspace cannot be used. */
+struct wpolicy;
+struct wstrv;
+int wcheck_policy(const struct wpolicy *p, const char *workspace, char ws[PATH_MAX],
+                  struct wstrv *msgs, struct werr *err);
 
 /* --- warden serve / warden chat ------------------------------------------- */
 

@@ -18,12 +18,12 @@ setup() {
 	mkdir -p "$S" "$T/bin" "$MARK"
 	touch "$MARK/order.log"
 	cp "$WARDEN_TOP/Makefile" "$S/"
-	mkdir -p "$S/include/warden" "$S/common" "$S/supervisor" "$S/broker" "$S/tools" "$S/bench" \
+	mkdir -p "$S/include/warden" "$S/common" "$S/supervisor" "$S/cli" "$S/broker" "$S/tools" "$S/bench" \
 		"$S/tests/unit" "$S/tests/helpers" "$S/tests/security/probes" "$S/tests/fuzz" \
 		"$S/policy/profiles" "$S/drivers"
-	for f in common/a.c supervisor/main.c supervisor/s.c supervisor/lang.h broker/main.c broker/b.c \
-		tools/gen-filters.c tests/unit/test_a.c tests/helpers/proxyd.c \
-		tests/security/probes/p.c tests/security/probes/probe.h tests/fuzz/fuzz_a.c; do
+	for f in common/a.c cli/main.c cli/cmd_a.c supervisor/s.c supervisor/lang.h broker/main.c broker/b.c \
+		tools/gen-filters.c tests/unit/test_a.c tests/unit/cmocka_filter.c tests/helpers/proxyd.c \
+		tests/security/probes/p.c tests/security/probes/probe.h tests/fuzz/fuzz_a.c tests/fuzz/replay.c; do
 		echo "/* $f */" >"$S/$f"
 	done
 	# the steps the Makefile runs, each recording itself
@@ -149,4 +149,23 @@ mk() { run make -C "$S" --no-print-directory CC="$T/bin/cc" "$@"; }
 	[[ "$output" == *"Makefile:"* ]]
 	run grep -c '^cc .* -c ' "$MARK/order.log"
 	[ "$output" = 0 ]
+}
+
+# Issue 20 (11): nothing said how long `make test` takes (about 10 minutes)
+# or that the whole run needs root.  The README says it, and `make test`
+# says it first, before it builds anything.
+@test "make test: says first how long it takes and what it needs" {
+	mk test
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "make test: about 10 minutes on 2 cores"* ]]
+	if is_root; then
+		[[ "${lines[0]}" == *"as root: the full run"* ]]
+	else
+		[[ "${lines[0]}" == *"as $(id -un): the stages that need root"*"are reported as skipped"* ]]
+	fi
+	# only make test says it
+	mk all
+	[[ "$output" != *"about 10 minutes"* ]]
+	grep -A1 '^make test ' "$WARDEN_TOP/README.md" | grep -q 'about 10 minutes on 2 cores; the full run needs root'
 }

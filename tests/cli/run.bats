@@ -453,7 +453,7 @@ bg.kill()
 		# warden must say so rather than pretend.  As root there is always one.
 		not_as_root "--cpus enforced by nothing"
 		grep -q '"cpus": "unavailable"' "$WS.json"
-		[[ "$output" == *"cpus limit enforced by nothing"* ]]
+		[[ "$output" == *"--cpus 0.2 is enforced by nothing"* ]]
 		rm -f "$WS.json"
 		return 0
 	fi
@@ -645,4 +645,108 @@ PY
 	echo "warden's status: $rc; the shell then read: $line"
 	[ "$rc" = 0 ]
 	[ "$line" = MARK ]
+}
+
+# Issue 20 (4): with the network off, `pip install` retried for 8.6 s, failed
+# on name resolution, and warden said nothing.  The kernel counts each
+# attempt that found no route in the jail's own network namespace (lo is
+# down under mode none: every address is such); the supervisor reads those
+# counters from the host, never the jail's memory, and says what to do.
+@test "run: a program that tries the network while it is off is told so and how to allow it" {
+	wrun --json "$WS.json" -- python3 -c '
+import socket
+for host in ("pypi.org", "192.0.2.1"):
+    try: socket.create_connection((host, 443), timeout=2)
+    except OSError as e: print(host, e)'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"warden: the program tried to reach the network "*" times, but the network is off under profile workspace (network mode none)"* ]]
+	[[ "$output" == *"--profile network, or --net proxy --allow HOST"* ]]
+	# where it tried: not from the jail's memory, which warden never reads
+	[[ "$output" == *"warden does not record where"*"a name lookup goes to 127.0.0.1:53"* ]]
+	grep -Eq '"network_unreachable": [1-9]' "$WS.json"
+	grep '"event":"run_end"' "$AUDIT" | grep -Eq '"network_unreachable":[1-9]'
+	# a program that does not try: no word of it
+	wrun --json "$WS.json" -- python3 -c 'print(1)'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"network"* ]]
+	grep -q '"network_unreachable": 0' "$WS.json"
+	# mode loopback: the jail's own 127.0.0.1 works and is not counted,
+	# anything beyond it is
+	wrun --net loopback -- python3 -c '
+import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+socket.create_connection(s.getsockname()).close()
+try: socket.create_connection(("192.0.2.1", 80), timeout=2)
+except OSError as e: print(e)'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"warden: the program tried to reach the network 1 time, but only the jail's own 127.0.0.1 is there (network mode loopback)"* ]]
+	rm -f "$WS.json"
+}
+
+# Issue 20 (7): unprivileged, every run printed "warning: no writable
+# cgroup".  It is said once per user and machine (a stamp in the state
+# directory), again when the situation changes, and points to warden doctor;
+# --json names every limit's mechanism on every run.  As root there is a
+# cgroup, and no such line.
+@test "run: weaker limits without a writable cgroup are said once, with warden doctor" {
+	export XDG_STATE_HOME="$WS.state"
+	wrun --json "$WS.json" -- /bin/true
+	echo "$output"
+	[ "$status" -eq 0 ]
+	if grep -q '"memory": "cgroup' "$WS.json"; then
+		[[ "$output" != *"no writable cgroup"* ]]
+		rm -rf "$WS.json" "$WS.state"
+		return 0
+	fi
+	not_as_root "a run without a memory cgroup"
+	[[ "$output" == *"warning: no writable cgroup: "*"rlimits only"*"warden doctor"* ]]
+	wrun --json "$WS.json" -- /bin/true
+	echo "$output"
+	[[ "$output" != *"no writable cgroup"* ]]
+	grep -q '"memory": "rlimit"' "$WS.json"
+	# the situation changed since it was said: said again
+	for f in "$WS.state"/warden/said-cgroup.*; do echo "memory limit enforced by a cgroup" > "$f"; done
+	wrun -- /bin/true
+	[[ "$output" == *"warning: no writable cgroup: "* ]]
+	rm -rf "$WS.json" "$WS.state"
+}
+
+# Issue 20 (7): a memory limit enforced by an rlimit (no memory cgroup)
+# showed up as Python's MemoryError with nothing from warden.  Nothing tells
+# an allocation refused by RLIMIT_AS from the program's own choice, so
+# warden says what it knows: the program failed under that rlimit, and
+# more firmly when its largest process had used most of the limit (the
+# kernel's peak RSS).  As root the limit is a cgroup's, and its OOM kill is
+# reason oom, with no such note.
+@test "run: a program failing under a memory rlimit is told the limit is an rlimit" {
+	wrun --memory 64M --json "$WS.json" -- /usr/bin/python3 -c 'b = bytearray(256 << 20)'
+	echo "$output"
+	[ "$status" -ne 0 ]
+	if grep -q '"memory": "cgroup' "$WS.json"; then
+		grep -q '"reason": "oom"' "$WS.json"
+		[[ "$output" != *"RLIMIT_AS"* ]]
+		rm -f "$WS.json"
+		return 0
+	fi
+	not_as_root "the rlimit fallback for --memory"
+	[[ "$output" == *"MemoryError"* ]]
+	[[ "$output" == *"warden: memory: the program failed (exit 1) while its memory limit (64M) was an rlimit (RLIMIT_AS, no memory cgroup here)"*"--memory raises it"* ]]
+	# a program that filled most of it first: said more firmly
+	wrun --memory 200M -- /usr/bin/python3 -c '
+chunks = []
+try:
+    while True: chunks.append(bytearray(4 << 20))
+except MemoryError:
+    raise SystemExit(1)'
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"warden: memory: the program failed (exit 1) after its largest process used "*" of the 200M its memory limit allows: it most likely ran out"*"RLIMIT_AS"* ]]
+	# one that succeeds under it: no word
+	wrun --memory 64M -- /usr/bin/python3 -c 'print(1)'
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"memory"* ]]
+	rm -f "$WS.json"
 }

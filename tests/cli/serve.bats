@@ -47,6 +47,11 @@ serve_client() {
 	serve_client open
 }
 
+# Issue 20 (4): the network being off is said in the block's result too.
+@test "serve: a block that tries the network while it is off is told so in its result" {
+	serve_client net_off
+}
+
 @test "serve: python keeps variables, functions, imports and cwd across blocks" {
 	serve_client python_state
 }
@@ -199,4 +204,10 @@ serve_client() {
 
 @test "serve: opened names each limit's mechanism; no memory counter gives a null peak (issue 13)" {
 	serve_client limits
+}
+
+@test "serve: opened carries the jail's facts: the policy's source, the Landlock ABI, home in the workspace (issue 20)" {
+	serve_client jail_facts
+	mkdir -p "$WS/me"
+	HOME="$WS/me" serve_client jail_facts
 }

@@ -223,6 +223,56 @@ def sc_limits(s, args):
         check(res["peak_memory_bytes"] is None, "peak memory without a counter: %s" % res)
 
 
+def sc_net_off(s, args):
+    """Issue 20 (4): a block that tries the network while it is off gets a
+    result whose message says so and how to allow it (chat shows the same
+    message to the person and the model); the next block, which does not
+    try, gets none: the kernel's counters are taken per block.  The
+    block_end record has the count."""
+    sid = s.open()
+    code = ("import socket\n"
+            "for host in ('pypi.org', '192.0.2.1'):\n"
+            "    try: socket.create_connection((host, 443), timeout=2)\n"
+            "    except OSError as e: print(host, e)\n")
+    out, err, res, _ = s.run(sid, "python", code)
+    ok_result(res, "the block that tries")
+    msg = res.get("message") or ""
+    check("the block tried to reach the network" in msg and
+          "the network is off under profile workspace (network mode none)" in msg and
+          "--profile network, or --net proxy --allow HOST" in msg, "message: %s" % res)
+    out, err, res, _ = s.run(sid, "python", "print(1)")
+    ok_result(res, "the next block")
+    check("network" not in (res.get("message") or ""), "a block that did not try: %s" % res)
+    ends = audit_records({"audit": os.environ["WARDEN_AUDIT_LOG"]}, "block_end")
+    check(len(ends) == 2 and ends[0].get("network_unreachable", 0) >= 1 and
+          ends[1].get("network_unreachable") == 0, "block_end records: %s" % ends)
+
+
+def sc_jail_facts(s, args):
+    """Issue 20: the opened event carries what OPENED says of the jail on
+    this machine (chat's %info shows the same): where the policy came
+    from, the Landlock ABI (the one `warden doctor` reports), whether the
+    caller's home lies in the workspace."""
+    ws = os.path.realpath(args["workspace"])
+    home = os.environ.get("HOME", "")
+    rid = s.send({"op": "open"})
+    ev = s.wait_id(rid)
+    check(ev.get("event") == "opened", "open: %s" % ev)
+    jail = ev.get("jail")
+    check(isinstance(jail, dict), "opened without jail: %s" % ev)
+    check(jail.get("policy_source") == "built-in:workspace.json", "policy_source: %s" % jail)
+    abi = jail.get("landlock_abi")
+    check(isinstance(abi, int) and not isinstance(abi, bool) and abi >= 0,
+          "landlock_abi: %s" % jail)
+    doctor = subprocess.run([os.environ["WARDEN"], "doctor"], capture_output=True, text=True)
+    want = "ABI %d" % abi if abi else "not available"
+    check(want in doctor.stdout or want in doctor.stderr,
+          "landlock_abi %s, but warden doctor says: %s" % (abi, doctor.stdout))
+    inside = home == ws or home.startswith(ws + "/")
+    check(jail.get("home_in_workspace") is inside,
+          "home_in_workspace: %s (HOME %s, workspace %s)" % (jail, home, ws))
+
+
 def sc_python_state(s, args):
     ws = args["workspace"]
     sid = s.open()
@@ -589,6 +639,7 @@ def wait_running(pattern, what, find=pgrep):
         time.sleep(0.05)
 
 
+BG_WALL = 10.0   # the bg profile's wall_time (serve.bats)
 BG_JOB = ("sh -c 'while :; do touch \"%s/bg\"; sleep 0.1; done; : %s' &\n"
           "( while :; do sleep 0.1%s; done ) &\necho started")
 
@@ -752,8 +803,11 @@ def sc_leader_exited(s, args):
     prog = (TICKER % (path, path) +
             "import ctypes\n"
             "ctypes.CDLL(None).syscall(60, 0)\n")   # exit(2) of the main thread only
-    code = "python3 -c %s &\nwhile [ ! -e %s ]; do sleep 0.01; done\necho started\n" % (
-        shlex.quote(prog), shlex.quote(path))
+    # the block ends once the leader is a zombie: a sweep that came
+    # before its exit would kill it by its leader's state alone
+    code = ("python3 -c %s &\nwhile [ ! -e %s ]; do sleep 0.01; done\n"
+            "while [ \"$(cut -d' ' -f3 /proc/$!/stat)\" != Z ]; do sleep 0.01; done\n"
+            "echo started\n") % (shlex.quote(prog), shlex.quote(path))
     sid = s.open()
     out, err, res, _ = s.run(sid, "shell", code)
     ok_result(res, "the block starting the process")
@@ -773,12 +827,18 @@ def sc_background(s, args):
     wall_time of the last block (from its start) expires."""
     m = "%06d" % random.randint(0, 999999)
     sid = s.open()
+    # the job may die once the wall time of the last block's start has
+    # passed (BG_WALL, the bg profile's, serve.bats): before, it must live
+    start = time.monotonic()
     out, err, res, _ = s.run(sid, "shell", BG_JOB % (args["workspace"], "bgjob" + m, m))
     ok_result(res, "the block starting a background job")
-    check(pgrep("bgjob" + m), "the background job was killed at the end of its block")
+    check(pgrep("bgjob" + m) or time.monotonic() - start >= BG_WALL,
+          "the background job was killed at the end of its block")
+    start = time.monotonic()
     out, err, res, _ = s.run(sid, "shell", "echo next")
     ok_result(res, "the next block")
-    check(pgrep("bgjob" + m), "the background job was killed by the next block")
+    check(pgrep("bgjob" + m) or time.monotonic() - start >= BG_WALL,
+          "the background job was killed by the next block")
     wait_gone("bgjob" + m, "the background job past the wall time")
     wait_gone("sleep 0.1" + m, "the subshell's loop past the wall time")
     out, err, res, _ = s.run(sid, "shell", "echo after")
