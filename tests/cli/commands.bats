@@ -115,7 +115,7 @@ audit_two_sessions() {
 # (which exists in man/).
 @test "usage: every --help fits 24 lines of 80 columns and names its man page" {
 	local c page long n
-	for c in "" run serve chat doctor audit policy; do
+	for c in "" run serve chat mcp doctor audit policy; do
 		page=warden${c:+-$c}
 		run "$WARDEN" $c --help
 		[ "$status" -eq 0 ]

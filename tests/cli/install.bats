@@ -45,6 +45,7 @@ usr/share/doc/warden/README.md
 usr/share/doc/warden/SECURITY.md
 usr/share/doc/warden/docs/chat.md
 usr/share/doc/warden/docs/design.md
+usr/share/doc/warden/docs/mcp.md
 usr/share/doc/warden/docs/policy.md
 usr/share/doc/warden/docs/serve.md
 usr/share/doc/warden/examples/config.json
