@@ -6,7 +6,7 @@ DESTDIR ?=
 BUILD   ?= build
 PKGS     = libseccomp libcap json-c libnl-3.0 libnl-route-3.0 nettle libcares
 # Only the broker talks to LLMs and the terminal: the supervisor never links these.
-BROKER_PKGS = libcurl libedit
+BROKER_PKGS = libcurl libedit libwebsockets
 
 # `make test` says first what it takes (README.md): the time, and root for
 # the whole run; before it installs or builds anything.

@@ -1,9 +1,10 @@
 /* warden-broker MODE [ARGS]: the unprivileged half (broker.h).
  *
- * Order: only fds 0-7 stay open; fd 3 must be the supervisor's socket, 4
+ * Order: only fds 0-11 stay open; fd 3 must be the supervisor's socket, 4
  * and 5 the config and data directories, 6 and 7 files the command line
- * named (include/warden/broker_start.h); chat loads what the LLM clients
- * need while files are still reachable; then the broker confines itself,
+ * named, 8 to 11 serve --listen's (include/warden/broker_start.h); chat
+ * and serve load what the LLM clients and the listener need while files
+ * are still reachable; then the broker confines itself,
  * before it reads a byte of input; then the mode runs. */
 #include <errno.h>
 #include <locale.h>
@@ -15,6 +16,7 @@
 #include <sys/syscall.h>
 
 #include "core/broker.h"
+#include "api/serve_opts.h"
 #include "chat/chat.h"
 #include "core/client.h"
 #include "llm/llm.h"
@@ -37,7 +39,7 @@ static void usage(FILE *f)
 	      "directly.\n", f);
 }
 
-/* Every fd but 0-2 and what the supervisor hands over (3-7,
+/* Every fd but 0-2 and what the supervisor hands over (3-11,
  * include/warden/broker_start.h): an inherited fd would outlive
  * confinement (Landlock checks opens, not fds already open). */
 static void close_other_fds(void)
@@ -57,6 +59,8 @@ int main(int argc, char **argv)
 	struct bconfine conf = { .tcp_ports = ports, .n_tcp_ports = 0 };
 	/* chat's command line, parsed once here, before confinement */
 	struct chat_opts copts = { .export_fd = -1 };
+	/* serve's: the listener's context and the model come before it too */
+	struct serve_opts sopts = { 0 };
 	struct stat st;
 	const char *mode;
 	int r;
@@ -99,20 +103,29 @@ int main(int argc, char **argv)
 		/* files named on the command line (a replay recording, the
 		 * conversation to resume) are read before they are out of reach */
 		chat_preload(argc - 1, argv + 1, &dirs, &copts, ports, &conf.n_tcp_ports);
+	} else if (!strcmp(mode, "serve") &&
+	           serve_preload(argc - 1, argv + 1, &dirs, &sopts, ports, &conf.n_tcp_ports,
+	                         &err) < 0) {
+		fprintf(stderr, "warden-broker: %s\n", err.msg);
+		serve_opts_free(&sopts);
+		bdirs_free(&dirs);
+		return err.errnum == 2 ? 2 : 125;
 	}
 	if (broker_confine(&dirs, &conf, &err) < 0) {
 		fprintf(stderr, "warden-broker: %s\n", err.msg);
 		chat_opts_free(&copts);
+		serve_opts_free(&sopts);
 		bdirs_free(&dirs);
 		return werr_exit_code(&err);
 	}
 	if (!strcmp(mode, "serve"))
-		r = serve_main(argc - 1, argv + 1, &dirs);
+		r = serve_main(&sopts);
 	else if (!strcmp(mode, "mcp"))
 		r = mcp_main(argc - 1, argv + 1, &dirs);
 	else
 		r = chat_main(&copts, &dirs);
 	chat_opts_free(&copts);
+	serve_opts_free(&sopts);
 	bdirs_free(&dirs);
 	return r;
 }

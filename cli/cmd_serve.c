@@ -13,28 +13,40 @@
 
 enum { O_PROFILE = 256, O_POLICY, O_ALLOW_PROFILE, O_WORKSPACE, O_ALLOW_WS, O_AUDIT, O_USER,
        O_STDIO, O_SANDBOX, O_HELP, O_MAX_SESSIONS, O_NET, O_ALLOW,
-       O_POOL, O_POOL_IDLE };
+       O_POOL, O_POOL_IDLE, O_LISTEN, O_TOKEN_FILE, O_TLS_CERT, O_TLS_KEY };
+
+/* serve's options that are the broker's (the model of the "chat" op, the
+ * sessions' idle time): passed on as they are, checked there. */
+static const struct { const char *name; bool arg; } serve_broker_opts[] = {
+	{ "--model", true }, { "-m", true }, { "--api-base", true }, { "--auto-run", false },
+	{ "-y", false }, { "--no-tools", false }, { "--max-output", true },
+	{ "--context-window", true }, { "--max-tokens", true }, { "--temperature", true },
+	{ "--system-message", true }, { "--system-message-append", true },
+	{ "--connect-timeout", true }, { "--idle-timeout", true }, { "--session-idle", true },
+};
 
 static void serve_usage(FILE *f)
 {
-	fputs("usage: warden serve --stdio [OPTIONS]\n"
-	      "\n"
-	      "A JSON-lines API on stdin/stdout: sessions whose code runs in jails.\n"
-	      "\n"
+	fputs("usage: warden serve --stdio | --listen ADDR [OPTIONS]\n"
+	      "The serve protocol: sessions whose code runs in jails, as JSON lines on\n"
+	      "stdin/stdout, or over WebSocket (/ws) and MCP (/mcp) for token holders.\n"
+	      "  --listen ADDR           HOST:PORT, PORT (loopback), a socket path, systemd\n"
+	      "  --token-file FILE       the bearer token (0600); default: a new one in\n"
+	      "                          $XDG_RUNTIME_DIR/warden/token\n"
+	      "  --tls-cert F --tls-key F  TLS, which an address off loopback needs\n"
+	      "  --session-idle SECONDS  sessions unused this long end (default: never)\n"
+	      "  --model M --api-base URL [-y]  the model of \"chat\" (the key: from the env)\n"
 	      "  --profile NAME          the default sandbox profile (default: workspace)\n"
 	      "  --policy FILE           a policy file, allowed and made the default\n"
 	      "  --allow-profile NAME    also allow this profile in \"open\" (repeatable)\n"
-	      "  --workspace DIR         the default workspace (default: .); \"open\" may\n"
-	      "                          name it or a directory below it\n"
+	      "  --workspace DIR         the default workspace (default: .), or one below it\n"
 	      "  --allow-workspace DIR   another allowed workspace root (repeatable)\n"
 	      "  --net MODE              none, loopback or proxy, for every profile\n"
 	      "  --allow HOST[:PORT]     with --net proxy: a host jails may reach\n"
 	      "  --audit-log FILE        where audit records go\n"
 	      "  --broker-user USER      as root: the broker's user (default: " WBROKER_USER ")\n", f);
-	fprintf(f, "  --max-sessions N        the most sessions open at once (default: %d, or\n"
-	           "                          what the open-files limit has room for)\n"
-	           "  --pool N                ready jails kept per profile, workspace and\n"
-	           "                          language (default: %u; 0: none)\n"
+	fprintf(f, "  --max-sessions N        sessions open at once at most (default: %d)\n"
+	           "  --pool N                ready jails per profile, workspace, language (%u)\n"
 	           "  --pool-idle SECONDS     unused pooled jails end after (default: %u)\n"
 	           "\n"
 	           "The protocol: man warden-serve (and docs/serve.md).\n", SV_MAX_SESSIONS,
@@ -78,6 +90,10 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct wserve_opts *o
 		{ "allow", required_argument, NULL, O_ALLOW },
 		{ "pool", required_argument, NULL, O_POOL },
 		{ "pool-idle", required_argument, NULL, O_POOL_IDLE },
+		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "token-file", required_argument, NULL, O_TOKEN_FILE },
+		{ "tls-cert", required_argument, NULL, O_TLS_CERT },
+		{ "tls-key", required_argument, NULL, O_TLS_KEY },
 		{ "help", no_argument, NULL, O_HELP },
 		{ 0 }
 	};
@@ -107,6 +123,29 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct wserve_opts *o
 			if (!strncmp(a, "--", 2) && strlen(so->name) == klen - 2 && !strncmp(a + 2, so->name, klen - 2))
 				opt = so;
 		/* in chat, --profile is the chat profile (Open Interpreter's) */
+		if (chat && opt && (opt->val == O_LISTEN || opt->val == O_TOKEN_FILE ||
+		                    opt->val == O_TLS_CERT || opt->val == O_TLS_KEY))
+			opt = NULL;   /* chat's to refuse */
+		if (!opt && !chat) {
+			int k = -1;
+
+			for (size_t j = 0; j < ARRAY_SIZE(serve_broker_opts); j++)
+				if (!strncmp(a, serve_broker_opts[j].name, klen) &&
+				    strlen(serve_broker_opts[j].name) == klen)
+					k = (int)j;
+			if (!strcmp(a, "--api-key") || !strncmp(a, "--api-key=", 10)) {
+				wlog_error("serve: no --api-key: the key would show in ps to every user; "
+				           "set OPENAI_API_KEY or ANTHROPIC_API_KEY in warden's environment");
+				free(out);
+				return -1;
+			}
+			if (k >= 0) {
+				out[n++] = argv[i];
+				if (serve_broker_opts[k].arg && !eq && i + 1 < argc)
+					out[n++] = argv[++i];
+				continue;
+			}
+		}
 		if (!opt || (chat && (opt->val == O_PROFILE || opt->val == O_HELP || opt->val == O_STDIO))) {
 			if (!chat) {
 				wlog_error("%s: unknown option %s; see `warden %s --help`", argv[0], a,
@@ -127,6 +166,10 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct wserve_opts *o
 		}
 		switch (opt->val) {
 		case O_STDIO: o->stdio = true; break;
+		case O_LISTEN: o->listen = val; break;
+		case O_TOKEN_FILE: o->token_file = val; break;
+		case O_TLS_CERT: o->tls_cert = val; break;
+		case O_TLS_KEY: o->tls_key = val; break;
 		case O_HELP: serve_usage(stdout); free(out); exit(0);
 		case O_PROFILE:
 		case O_SANDBOX:
@@ -262,9 +305,12 @@ int cmd_mcp(int argc, char **argv)
 		}
 	if (parse_sv_opts(argc, argv, false, &o, &rest, &n_rest) < 0)
 		return 2;
-	if (o.stdio || n_rest > 0) {
-		wlog_error("mcp: %s: warden mcp always speaks on stdin and stdout; see `warden mcp "
-		           "--help`", o.stdio ? "--stdio" : rest[0]);
+	if (o.stdio || o.listen || o.token_file || o.tls_cert || o.tls_key || n_rest > 0) {
+		/* MCP over the network is serve --listen's /mcp */
+		wlog_error("mcp: %s: warden mcp always speaks on stdin and stdout (over the network: "
+		           "warden serve --listen ADDR, its /mcp); see `warden mcp --help`",
+		           o.stdio ? "--stdio" : o.listen ? "--listen" : o.token_file ? "--token-file"
+		           : o.tls_cert || o.tls_key ? "--tls-cert/--tls-key" : rest[0]);
 		free(rest);
 		return 2;
 	}

@@ -93,8 +93,12 @@ _warden()
 		      --workspace --allow-profile --net --allow --audit-log --version -m -y -v -h"
 		[[ $cur == -* ]] && COMPREPLY=($(compgen -W "$opts" -- "$cur")) ;;
 	serve)
-		opts="--stdio --profile --policy --allow-profile --workspace --allow-workspace
-		      --net --allow --audit-log --broker-user --max-sessions --pool --pool-idle --help"
+		opts="--stdio --listen --token-file --tls-cert --tls-key --session-idle
+		      --profile --policy --allow-profile --workspace --allow-workspace
+		      --net --allow --audit-log --broker-user --max-sessions --pool --pool-idle
+		      --model --api-base --auto-run --no-tools --max-output --context-window
+		      --max-tokens --temperature --system-message --system-message-append
+		      --connect-timeout --idle-timeout --help -m -y"
 		COMPREPLY=($(compgen -W "$opts" -- "$cur")) ;;
 	mcp)
 		opts="--profile --policy --allow-profile --workspace --allow-workspace

@@ -13,8 +13,8 @@
  *   4. build its environment from an allowlist: nothing that leads to the
  *      caller's other services (SSH_AUTH_SOCK, DBUS_SESSION_BUS_ADDRESS,
  *      XDG_RUNTIME_DIR, DISPLAY, ...) reaches it.
- * In the child: put the fds in place (3 socket, 4 config, 5 data, 6.. the
- * files), as root switch to the broker's user for good, execveat the fd. */
+ * In the child: put the fds in place (3 socket, 4 config, 5 data, 6 and 7
+ * the files, 8 to 11 serve --listen's), as root switch to the broker's user for good, execveat the fd. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -271,7 +271,8 @@ pid_t sv_start_broker(const struct sv_broker_start *bs, struct werr *err)
 	_cleanup_free_ char *path = broker_path(), *config = NULL, *data = NULL;
 	const char *files[WBROKER_FILES_MAX] = { 0 };
 	/* the fds the broker gets, in order from fd 3 */
-	int fds[3 + WBROKER_FILES_MAX], exe = -1, n_fds = ARRAY_SIZE(fds);
+	int fds[3 + WBROKER_FILES_MAX + WBROKER_EXTRA_FDS], exe = -1, n_fds = ARRAY_SIZE(fds);
+	const int own = 3 + WBROKER_FILES_MAX;   /* fds[own..]: the caller's (serve --listen) */
 	char **env = NULL;
 	uid_t uid = 0;
 	gid_t gid = 0;
@@ -301,6 +302,8 @@ pid_t sv_start_broker(const struct sv_broker_start *bs, struct werr *err)
 	for (int i = 0; i < WBROKER_FILES_MAX; i++)
 		if (bs->files[i] && (fds[3 + i] = open_named_file(bs->files[i])) >= 0)
 			files[i] = bs->files[i];
+	for (int i = 0; i < WBROKER_EXTRA_FDS; i++)
+		fds[own + i] = bs->listen_fds ? bs->listen_fds[i] : -1;
 	env = broker_env(config, data, files);
 
 	pid = fork();
@@ -355,7 +358,7 @@ pid_t sv_start_broker(const struct sv_broker_start *bs, struct werr *err)
 		_exit(125);
 	}
 out:
-	for (int i = 1; i < n_fds; i++)
+	for (int i = 1; i < own; i++)
 		closep(&fds[i]);
 	closep(&exe);
 	sv_free_env(env);

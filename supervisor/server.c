@@ -242,14 +242,16 @@ int sv_serve(const struct wserve_opts *opts, char **rest, int n_rest, bool chat)
 	struct werr err = { 0 };
 	char **bargv = NULL;
 	int sp[2] = { -1, -1 }, watchdog = -1, status = 125, pidfd;
+	struct sv_listen ls = SV_LISTEN_INIT;
 	sigset_t mask;
 	struct rlimit rl;
 
 	sv->loop.ep = -1;
 	sv->reg.dir_fd = sv->reg.lock_fd = -1;
 	sv->broker.fd = -1;
-	if (!chat && !o.stdio && !o.mcp) {
-		wlog_error("serve: say how to serve: --stdio (the only transport for now)");
+	if (!chat && !o.mcp && !o.stdio == !o.listen) {
+		wlog_error("serve: say how to serve: --stdio (JSON lines on stdin and stdout) or "
+		           "--listen ADDR (WebSocket and HTTP), one of them");
 		status = 2;
 		goto out;
 	}
@@ -294,26 +296,38 @@ int sv_serve(const struct wserve_opts *opts, char **rest, int n_rest, bool chat)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (o.listen && sv_listen_prepare(&o, &ls, &err) < 0) {
+		wlog_error("%s", err.msg);
+		goto out;
+	}
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
 		wlog_error("socketpair: %s", strerror(errno));
 		goto out;
 	}
-	bargv = xcalloc((size_t)n_rest + 4, sizeof(char *));
-	bargv[0] = "warden-broker";
-	/* the broker's mode is all that differs between serve and mcp: the
-	 * supervisor serves the same frames, with the same checks, to both */
-	bargv[1] = chat ? "chat" : o.mcp ? "mcp" : "serve";
-	if (!chat && !o.mcp)
-		bargv[2] = "--stdio";
-	for (int i = 0; i < n_rest; i++)
-		bargv[(chat || o.mcp ? 2 : 3) + i] = rest[i];
+	bargv = xcalloc((size_t)n_rest + 5, sizeof(char *));
 	{
-		struct sv_broker_start bs = { .argv = bargv, .sock = sp[1], .user = o.broker_user };
+		int b = 0;
+
+		bargv[b++] = "warden-broker";
+		/* the broker's mode is all that differs between serve and mcp: the
+		 * supervisor serves the same frames, with the same checks, to both */
+		bargv[b++] = chat ? "chat" : o.mcp ? "mcp" : "serve";
+		if (!chat && !o.mcp)
+			bargv[b++] = o.listen ? "--listen" : "--stdio";
+		if (o.listen && o.tls_cert)
+			bargv[b++] = "--tls";
+		for (int i = 0; i < n_rest; i++)
+			bargv[b++] = rest[i];
+	}
+	{
+		struct sv_broker_start bs = { .argv = bargv, .sock = sp[1], .user = o.broker_user,
+		                              .listen_fds = o.listen ? ls.fds : NULL };
 
 		memcpy(bs.files, o.files, sizeof(bs.files));
 		sv->broker_pid = sv_start_broker(&bs, &err);
 	}
 	close(sp[1]);
+	sv_listen_handed(&ls);   /* the broker alone holds the listener now */
 	if (sv->broker_pid < 0) {
 		wlog_error("%s", err.msg);
 		goto out;
@@ -375,6 +389,7 @@ out:
 	wconn_free(&sv->broker);
 	wloop_free(&sv->loop);
 	closep(&watchdog);
+	sv_listen_close(&ls);
 	wprotect_reg_close(&sv->reg);   /* every jail is gone */
 	waudit_close(sv->audit);
 	for (size_t i = 0; i < sv->n_pols; i++)

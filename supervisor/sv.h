@@ -59,6 +59,9 @@ struct sv_broker_start {
 	int sock;
 	const char *user;
 	const char *files[WBROKER_FILES_MAX];
+	/* serve --listen: fds 8 to 11 (listener, token, TLS cert and key; -1
+	 * none), still the caller's to close; NULL without --listen */
+	const int *listen_fds;
 };
 #include <sys/types.h>
 pid_t sv_start_broker(const struct sv_broker_start *bs, struct werr *err);
@@ -74,6 +77,22 @@ bool sv_say_once(const char *what, const char *note);
  * takes them); who: "the program", "the block".  "" when n is 0. */
 void sv_net_note(const struct wpolicy *p, uint64_t n, const char *who, const char *allow,
                  char *buf, size_t len);
+
+/* serve --listen (supervisor/listen.c): the listening socket, the token's
+ * pipe and the TLS files, for the broker's fds 8 to 11 (-1: none), and
+ * where it listens, for the messages. */
+struct sv_listen {
+	int fds[WBROKER_EXTRA_FDS];
+	char where[128];
+	char *unix_path;        /* a socket file made here: removed at the end */
+};
+#define SV_LISTEN_INIT { .fds = { -1, -1, -1, -1 } }
+struct wserve_opts;
+int sv_listen_prepare(const struct wserve_opts *o, struct sv_listen *l, struct werr *err);
+/* The broker has the fds: close ours. */
+void sv_listen_handed(struct sv_listen *l);
+/* The end: the fds closed, a socket file made here removed. */
+void sv_listen_close(struct sv_listen *l);
 
 /* CPU of a jail: its init (pid) and all its descendants, with what they
  * reaped, from /proc (the fallback when no cgroup counts the group). */

@@ -148,7 +148,7 @@ run_tap "bats ($(id -un))" bats --tap $(suites "$top")
 # The broker runs as user warden under Landlock: it cannot open the log,
 # so an error in it aborts it (warden then exits and the test fails) and
 # its report goes to its stderr only.
-asan_suites="cli/serve cli/mcp cli/pool cli/rich cli/proxy_engine cli/net cli/chat cli/chat_rich
+asan_suites="cli/serve cli/mcp cli/listen cli/chat_api cli/client cli/pool cli/rich cli/proxy_engine cli/net cli/chat cli/chat_rich
 	cli/chat_tty cli/chat_rich_tty cli/stacks cli/broker cli/cleanup cli/run cli/run_tty
 	cli/commands cli/drivers security/rich_flood security/security security/broker
 	security/identity"
@@ -247,7 +247,7 @@ if [ "$(id -u)" = 0 ]; then
 		   mkdir -p "$stage/build/tests" && cp -a "$build/tests/proxyd" "$stage/build/tests/" &&
 		   cp -a "$top/tests" "$top/policy" "$top/tools" "$top/examples" "$top/drivers" "$top/supervisor" \
 			"$top/man" "$top/completion" "$top/bench" "$top/include" "$top/SECURITY.md" "$top/Makefile" \
-			"$top/README.md" "$top/docs" "$stage/" &&
+			"$top/README.md" "$top/docs" "$top/clients" "$top/systemd" "$stage/" &&
 		   chmod -R a+rX "$stage"; then
 			# from the stage: the checkout may be where warden-test cannot
 			# go (a 0700 home), and bats starts by entering its cwd

@@ -3,12 +3,13 @@
 # prints the exact command to run (as anyone else).  Debian 12 package names.
 set -u
 PKGS="gcc make pkg-config libc6-dev libseccomp-dev libcap-dev libjson-c-dev \
-libnl-3-dev libnl-route-3-dev libc-ares-dev libcurl4-openssl-dev nettle-dev libedit-dev libcmocka-dev bats \
+libnl-3-dev libnl-route-3-dev libc-ares-dev libcurl4-openssl-dev nettle-dev libedit-dev libwebsockets-dev libcmocka-dev bats \
 python3 nodejs ruby perl tmux clang bubblewrap hyperfine util-linux iproute2 passwd \
 procps time bsdutils findutils man-db groff-base bash-completion zsh \
 dpkg-dev debhelper fakeroot build-essential adduser git \
 python3-venv python3-numpy python3-pandas python3-matplotlib r-base-core python3-nbformat \
-python3-pip curl openssl python3-pil libopenblas0-pthread"
+python3-pip curl openssl python3-pil libopenblas0-pthread \
+python3-setuptools-whl python3-wheel-whl systemd"
 # Tests use: pgrep (procps), /usr/bin/time (time), script (bsdutils), runuser,
 # setsid and unshare (util-linux), useradd (passwd), tmux, python3, node,
 # ruby and perl (the language drivers), find (findutils); install.bats:
@@ -24,6 +25,10 @@ python3-pip curl openssl python3-pil libopenblas0-pthread"
 # certificate (openssl) as clients of the egress proxy.
 # rich.bats: python3-matplotlib, python3-pil, python3-pandas (the jail's
 # /usr/bin/python3 plots, shows and displays through them).
+# client.bats: pip installs clients/python offline into a venv, its build
+# backend from Debian's wheels (python3-setuptools-whl, python3-wheel-whl);
+# listen.bats: a certificate (openssl); systemd.bats: systemd-analyze and
+# systemd-socket-activate (systemd).
 # libopenblas0-pthread: the BLAS a fresh Debian's numpy gets (apt prefers it
 # for python3-pythran); stacks.bats imports numpy under strict's memory
 # limit with it, as users will.

@@ -20,7 +20,7 @@ TIMEOUT=10 RSS_MB=2048
 SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer"
 make -s BUILD=$B CC=clang WARN="-Wall -Wno-unused-parameter" OPT="-O1 -g $SAN" HARDEN="" LDFLAGS="-fsanitize=address,undefined" \
 	$B/libwarden.a $B/libbroker.a $B/filters.o
-libs="$(pkg-config --libs libseccomp libcap json-c libnl-3.0 libnl-route-3.0 nettle libcares libcurl libedit)"
+libs="$(pkg-config --libs libseccomp libcap json-c libnl-3.0 libnl-route-3.0 nettle libcares libcurl libedit libwebsockets)"
 cflags="-std=gnu11 -D_GNU_SOURCE -Iinclude -Ibroker -Isupervisor $(pkg-config --cflags json-c libnl-3.0)"
 rc=0
 for src in "$@"; do

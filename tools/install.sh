@@ -23,6 +23,9 @@ DESTDIR=${DESTDIR:-}
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD="$top/$BUILD" ;; esac
 ZSHCOMPDIR=${ZSHCOMPDIR:-$PREFIX/share/zsh/site-functions}
+# systemd's user units (systemd.unit(5): /usr/lib/systemd/user, and
+# /usr/local/lib/systemd/user for PREFIX=/usr/local)
+USERUNITDIR=${USERUNITDIR:-$PREFIX/lib/systemd/user}
 MAN=$PREFIX/share/man
 DOC=$PREFIX/share/doc/warden
 
@@ -45,6 +48,9 @@ manifest() {
 	for f in "$top"/docs/*.md; do
 		echo "0644 $f $DOC/docs/${f##*/}"
 	done
+	# warden.service names the installed warden: made from its .in here
+	echo "0644 $top/systemd/warden.service.in $USERUNITDIR/warden.service"
+	echo "0644 $top/systemd/warden.socket $USERUNITDIR/warden.socket"
 }
 
 # directories that are warden's alone: removed by uninstall when empty
@@ -67,7 +73,15 @@ install)
 			echo "${d#"$DESTDIR"}" >> "$made"
 			d=$(dirname "$d")
 		done
-		install -D -m "$mode" "$src" "$DESTDIR$dst"
+		case $src in
+		*.in)
+			tmp=$(mktemp)
+			sed "s|@BINDIR@|$PREFIX/bin|g" "$src" > "$tmp"
+			install -D -m "$mode" "$tmp" "$DESTDIR$dst"
+			rm -f "$tmp" ;;
+		*)
+			install -D -m "$mode" "$src" "$DESTDIR$dst" ;;
+		esac
 		echo "installed $DESTDIR$dst"
 	done
 	# with what an earlier install made (a reinstall makes nothing new)

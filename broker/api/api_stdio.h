@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #define SERVE_LINE_MAX (2u * 1024 * 1024)  /* one request line, newline excluded */
+#define SERVE_MESSAGE_MAX (1u * 1024 * 1024) /* a chat message */
 #define SERVE_ID_MAX 256                    /* a string id, in bytes */
 #define SERVE_SESSION_MAX 128               /* a session (audit) id, in bytes */
 #define SERVE_JSON_DEPTH 16
@@ -23,6 +24,8 @@ enum serve_op {
 	SOP_INTERRUPT,
 	SOP_CLOSE,
 	SOP_LANGUAGES,
+	SOP_CHAT,
+	SOP_APPROVE,
 };
 
 struct serve_req {
@@ -33,8 +36,11 @@ struct serve_req {
 	bool oneshot;             /* open */
 	char *session;            /* run, interrupt, close */
 	char *language;           /* run */
-	char *code;               /* run: code_len bytes, no NUL inside, NUL-terminated */
+	char *code;               /* run, approve (edited): code_len bytes, no NUL inside,
+	                             NUL-terminated */
 	size_t code_len;
+	char *message;            /* chat: the user's message (at most 1 MiB) */
+	bool yes;                 /* approve: "answer":"yes" (else "no") */
 };
 
 /* Parses one line (without its newline).  0: *req filled.  1: a blank line

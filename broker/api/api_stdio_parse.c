@@ -27,6 +27,8 @@ static const struct opdef ops[] = {
 	{ "interrupt", SOP_INTERRUPT, "session" },
 	{ "close", SOP_CLOSE, "session" },
 	{ "languages", SOP_LANGUAGES, "" },
+	{ "chat", SOP_CHAT, "session message" },
+	{ "approve", SOP_APPROVE, "session answer code" },
 };
 
 const char *serve_op_name(enum serve_op op)
@@ -64,6 +66,7 @@ void serve_req_free(struct serve_req *req)
 	free(req->session);
 	free(req->language);
 	free(req->code);
+	free(req->message);
 	memset(req, 0, sizeof(*req));
 }
 
@@ -167,7 +170,7 @@ static int parse_fields(json_object *root, struct serve_req *req, char *errbuf, 
 
 	if (!json_object_object_get_ex(root, "op", &v))
 		return perr(errbuf, errlen, "the request has no \"op\" (one of: open, run, "
-		            "interrupt, close, languages)");
+		            "interrupt, close, languages, chat, approve)");
 	if (!json_object_is_type(v, json_type_string))
 		return perr(errbuf, errlen, "\"op\" must be a string, not %s",
 		            json_type_to_name(json_object_get_type(v)));
@@ -179,7 +182,7 @@ static int parse_fields(json_object *root, struct serve_req *req, char *errbuf, 
 	if (!def) {
 		char buf[40];
 		return perr(errbuf, errlen, "unknown op \"%s\" (one of: open, run, interrupt, "
-		            "close, languages)",
+		            "close, languages, chat, approve)",
 		            shown(buf, opname, (size_t)json_object_get_string_len(v)));
 	}
 	req->op = def->op;
@@ -243,6 +246,33 @@ static int parse_fields(json_object *root, struct serve_req *req, char *errbuf, 
 	case SOP_CLOSE:
 		return get_str(root, "session", true, SERVE_SESSION_MAX, &req->session, NULL,
 		               def->name, errbuf, errlen);
+	case SOP_CHAT:
+		return get_str(root, "session", true, SERVE_SESSION_MAX, &req->session, NULL,
+		               def->name, errbuf, errlen) < 0 ? -1 :
+		       get_str(root, "message", true, SERVE_MESSAGE_MAX, &req->message, NULL,
+		               def->name, errbuf, errlen);
+	case SOP_APPROVE: {
+		char *answer = NULL;
+
+		if (get_str(root, "session", true, SERVE_SESSION_MAX, &req->session, NULL,
+		            def->name, errbuf, errlen) < 0 ||
+		    get_str(root, "answer", true, 8, &answer, NULL, def->name, errbuf, errlen) < 0)
+			return -1;
+		req->yes = !strcmp(answer, "yes");
+		if (!req->yes && strcmp(answer, "no")) {
+			free(answer);
+			return perr(errbuf, errlen, "field \"answer\" must be \"yes\" or \"no\"");
+		}
+		free(answer);
+		if (json_object_object_get_ex(root, "code", &v)) {
+			if (!req->yes)
+				return perr(errbuf, errlen, "\"code\" (the edited block) goes with "
+				            "\"answer\":\"yes\" only");
+			return get_str(root, "code", true, WPROTO_CODE_MAX, &req->code, &req->code_len,
+			               def->name, errbuf, errlen);
+		}
+		return 0;
+	}
 	case SOP_LANGUAGES:
 	case SOP_NONE:
 		return 0;

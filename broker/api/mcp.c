@@ -741,6 +741,13 @@ void mcp_server_close_all(struct mcp_server *s)
 		mcp_sess_close(s, ss);
 }
 
+void mcp_server_close_untaken(struct mcp_server *s)
+{
+	for (struct msess *ss = s->sessions; ss; ss = ss->next)
+		if (!ss->given)
+			mcp_sess_close(s, ss);
+}
+
 int mcp_server_timeout(const struct mcp_server *s, long now)
 {
 	long next = -1;

@@ -72,6 +72,11 @@ int mcp_server_start(struct mcp_server *s, struct werr *err);
 bool mcp_server_done(const struct mcp_server *s);
 /* Sends CLOSE for every session (stdin's EOF: every jail ends). */
 void mcp_server_close_all(struct mcp_server *s);
+/* Closes the session mcp_server_start opened while nobody has taken it,
+ * and nothing else: a transport whose connections own no session
+ * (stateless HTTP, the listener's /mcp) does not hold one of
+ * --max-sessions from the start; a call without a handle opens its own. */
+void mcp_server_close_untaken(struct mcp_server *s);
 void mcp_server_free(struct mcp_server *s);
 
 /* 1 when m belonged to this core (and was handled), 0 otherwise. */

@@ -56,6 +56,20 @@ struct chat_opts {
 #define CHAT_PORTS_MAX 16
 void chat_preload(int argc, char **argv, const struct bdirs *d, struct chat_opts *o,
                   uint16_t *ports, size_t *n_ports);
+/* chat_preload without the terminal: the options, config.json and the
+ * ports, for a chat that has no terminal (serve's "chat" op, serve_opts.c). */
+void chat_load_opts(int argc, char **argv, const struct bdirs *d, struct chat_opts *o,
+                    uint16_t *ports, size_t *n_ports);
+/* The system message warden chat sends, for a chat over the API (serve's
+ * "chat" op, broker/api/serve_chat.c): the same text for a session's
+ * profile, workspace, policy and languages (the supervisor's JSON). */
+struct chat_prompt_in {
+	const char *profile, *workspace, *policy_json, *languages_json;
+	const char *system_base, *system_extra;   /* --system-message(-append) */
+	bool tools;
+	long max_output;
+};
+char *chat_prompt_for(const struct chat_prompt_in *in);   /* malloc'd */
 /* The chat, after confinement; o is used up (chat_opts_free still frees it). */
 int chat_main(struct chat_opts *o, const struct bdirs *d);
 /* Frees; o may be zeroed with export_fd -1, or filled by chat_preload. */

@@ -387,6 +387,16 @@ static char *demo_recording(void)
 void chat_preload(int argc, char **argv, const struct bdirs *d, struct chat_opts *o,
                   uint16_t *ports, size_t *n_ports)
 {
+	chat_load_opts(argc, argv, d, o, ports, n_ports);
+	if (!o->bad && !o->export_script && !o->jupyter_set && !o->help)
+		ui_preinit();
+	if (!o->bad)
+		o->demo_path = demo_recording();
+}
+
+void chat_load_opts(int argc, char **argv, const struct bdirs *d, struct chat_opts *o,
+                    uint16_t *ports, size_t *n_ports)
+{
 	struct chat_settings cfg;
 
 	memset(o, 0, sizeof(*o));
@@ -397,9 +407,6 @@ void chat_preload(int argc, char **argv, const struct bdirs *d, struct chat_opts
 		chat_ports(NULL, ports, n_ports);
 		return;
 	}
-	if (!o->export_script && !o->jupyter_set && !o->help)
-		ui_preinit();
-	o->demo_path = demo_recording();
 	if (config_load(d->config, o->profile, &cfg, &o->config_err) < 0) {
 		o->config_bad = true;
 		chat_ports(&o->s, ports, n_ports);

@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "chat.h"
 #include "chat_int.h"
 #include "conv.h"
 #include "core/lmc.h"
@@ -212,4 +213,22 @@ char *chat_system_message(struct chat *c)
 	if (c->system_extra && *c->system_extra)
 		sbuf_addf(&b, "\n%s\n", c->system_extra);
 	return sbuf_steal(&b);
+}
+
+/* The same message outside warden chat: a chat of its own, read only. */
+char *chat_prompt_for(const struct chat_prompt_in *in)
+{
+	struct chat c;
+
+	memset(&c, 0, sizeof(c));
+	c.profile = (char *)in->profile;
+	c.bc.default_workspace = (char *)in->workspace;
+	c.sess_open = true;
+	c.sess.policy_json = (char *)in->policy_json;
+	c.sess.languages_json = (char *)in->languages_json;
+	c.llm.tools = in->tools;
+	c.max_output = in->max_output;
+	c.system_base = (char *)in->system_base;
+	c.system_extra = (char *)in->system_extra;
+	return chat_system_message(&c);
 }

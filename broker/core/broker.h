@@ -3,6 +3,7 @@
  * reads any input (broker/core/confine.c), then runs one mode:
  *
  *   warden-broker serve --stdio [...]    JSON-lines API   (broker/api/api_stdio.c)
+ *   warden-broker serve --listen [...]   over WebSocket   (broker/api/listen.c)
  *   warden-broker chat [...]             the LLM conversation (broker/chat/chat.c, chat.h)
  *   warden-broker mcp                    MCP on stdio     (broker/api/mcp_stdio.c, mcp.h)
  *
@@ -62,8 +63,8 @@ int broker_confine(const struct bdirs *d, const struct bconfine *c, struct werr 
 /* 1 when this kernel's Landlock can restrict TCP ports (ABI 4+). */
 int broker_tcp_confined(void);
 
-int serve_main(int argc, char **argv, const struct bdirs *d);
 int mcp_main(int argc, char **argv, const struct bdirs *d);
-/* chat_main: chat.h (its options are parsed before confinement) */
+/* serve_main: api/serve_opts.h, chat_main: chat/chat.h (their options are
+ * parsed before confinement) */
 
 #endif

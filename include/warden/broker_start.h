@@ -11,7 +11,15 @@
 #define WBROKER_DATA_FD   5   /* O_DIRECTORY: the caller's data dir (read-write) */
 #define WBROKER_FILE_FD   6   /* first of the files named on the command line */
 #define WBROKER_FILES_MAX 2   /* --model replay:FILE, --resume FILE */
-#define WBROKER_LAST_FD   (WBROKER_FILE_FD + WBROKER_FILES_MAX - 1)
+/* serve --listen (supervisor/listen.c): the listening socket the supervisor
+ * made (the broker accepts on it, it never binds), a pipe holding the
+ * bearer token (never its file), and the TLS certificate and key files. */
+#define WBROKER_LISTEN_FD 8
+#define WBROKER_TOKEN_FD  9
+#define WBROKER_CERT_FD   10
+#define WBROKER_KEY_FD    11
+#define WBROKER_LAST_FD   WBROKER_KEY_FD
+#define WBROKER_EXTRA_FDS (WBROKER_LAST_FD - WBROKER_LISTEN_FD + 1)
 
 /* The directories' paths, for the broker's messages only. */
 #define WBROKER_ENV_CONFIG "WARDEN_CONFIG_DIR"

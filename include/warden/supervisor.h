@@ -98,6 +98,9 @@ struct wserve_opts {
 	size_t n_allow;
 	unsigned pool;          /* --pool */
 	unsigned pool_idle_s;   /* --pool-idle */
+	const char *listen;     /* --listen ADDR (serve): HOST:PORT, a path, or systemd */
+	const char *token_file; /* --token-file FILE */
+	const char *tls_cert, *tls_key;
 };
 /* --max-sessions default and ceiling; --pool default and ceiling;
  * --pool-idle default, in seconds */
@@ -110,7 +113,7 @@ struct wserve_opts {
 /* Serve the broker started with broker_argv (the options the supervisor
  * did not take; chat's, for the broker) until it exits; the process's exit
  * status.  chat: the broker runs `warden chat`; o->mcp: `mcp`; else
- * `serve --stdio`. */
+ * `serve --stdio` or `serve --listen`. */
 int sv_serve(const struct wserve_opts *o, char **broker_argv, int n_broker_argv, bool chat);
 
 #endif

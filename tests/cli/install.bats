@@ -36,6 +36,8 @@ do_install() {
 }
 
 EXPECTED="usr/bin/warden
+usr/lib/systemd/user/warden.service
+usr/lib/systemd/user/warden.socket
 usr/libexec/warden/warden-broker
 usr/share/bash-completion/completions/warden
 usr/share/doc/warden/.install-dirs

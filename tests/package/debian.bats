@@ -68,6 +68,15 @@ teardown() {
 	[ -f /usr/share/doc/warden/README.md ]
 	[ -f /usr/share/doc/warden/docs/policy.md ]
 	[ ! -e /usr/share/doc/warden/.install-dirs ]
+	# the systemd user units, naming the packaged warden, pass verify
+	[ -f /usr/lib/systemd/user/warden.socket ]
+	grep -q '^ExecStart=/usr/bin/warden serve --listen systemd ' /usr/lib/systemd/user/warden.service
+	mkdir -p "$T/rt"
+	chmod 700 "$T/rt"
+	run env XDG_RUNTIME_DIR="$T/rt" systemd-analyze verify --user \
+		/usr/lib/systemd/user/warden.socket /usr/lib/systemd/user/warden.service
+	echo "$output"
+	[ "$status" -eq 0 ]
 	run dpkg --purge warden
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -75,6 +84,7 @@ teardown() {
 	[ ! -e /usr/bin/warden ]
 	[ ! -e /usr/libexec/warden ]
 	[ ! -e /usr/share/doc/warden ]
+	[ ! -e /usr/lib/systemd/user/warden.service ]
 	run dpkg -s warden
 	[ "$status" -ne 0 ]
 }

@@ -209,6 +209,48 @@ static void test_fields(void **state)
 	}
 }
 
+/* The chat ops: chat carries a message; approve a yes or a no, and with
+ * yes perhaps the edited code. */
+static void test_chat_ops(void **state)
+{
+	struct serve_req req;
+
+	parse_ok("{\"id\":3,\"op\":\"chat\",\"session\":\"s\",\"message\":\"hi\"}", &req);
+	assert_int_equal(req.op, SOP_CHAT);
+	assert_string_equal(req.message, "hi");
+	serve_req_free(&req);
+	parse_ok("{\"id\":4,\"op\":\"approve\",\"session\":\"s\",\"answer\":\"yes\"}", &req);
+	assert_int_equal(req.op, SOP_APPROVE);
+	assert_true(req.yes);
+	assert_null(req.code);
+	serve_req_free(&req);
+	parse_ok("{\"id\":4,\"op\":\"approve\",\"session\":\"s\",\"answer\":\"yes\","
+	         "\"code\":\"print(2)\"}", &req);
+	assert_true(req.yes);
+	assert_string_equal(req.code, "print(2)");
+	assert_int_equal(req.code_len, 8);
+	serve_req_free(&req);
+	parse_ok("{\"id\":4,\"op\":\"approve\",\"session\":\"s\",\"answer\":\"no\"}", &req);
+	assert_false(req.yes);
+	serve_req_free(&req);
+
+	parse_bad("{\"id\":1,\"op\":\"chat\",\"session\":\"s\"}", "needs the field \"message\"",
+	          true);
+	parse_bad("{\"id\":1,\"op\":\"chat\",\"session\":\"s\",\"message\":\"a\",\"model\":\"x\"}",
+	          "unknown field \"model\" in \"chat\"", true);
+	parse_bad("{\"id\":1,\"op\":\"approve\",\"session\":\"s\",\"answer\":\"maybe\"}",
+	          "\"yes\" or \"no\"", true);
+	parse_bad("{\"id\":1,\"op\":\"approve\",\"session\":\"s\",\"answer\":\"no\","
+	          "\"code\":\"x\"}", "goes with \"answer\":\"yes\" only", true);
+	parse_bad("{\"id\":1,\"op\":\"approve\",\"session\":\"s\"}", "needs the field \"answer\"",
+	          true);
+	/* the key, the endpoint and the model are fixed at start: no field names them */
+	parse_bad("{\"id\":1,\"op\":\"chat\",\"session\":\"s\",\"message\":\"a\","
+	          "\"api_key\":\"k\"}", "unknown field \"api_key\"", true);
+	parse_bad("{\"id\":1,\"op\":\"chat\",\"session\":\"s\",\"message\":\"a\","
+	          "\"api_base\":\"http://x\"}", "unknown field \"api_base\"", true);
+}
+
 static void test_code_too_large(void **state)
 {
 	size_t n = WPROTO_CODE_MAX + 1;
@@ -352,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_id),
 		cmocka_unit_test(test_op),
 		cmocka_unit_test(test_fields),
+		cmocka_unit_test(test_chat_ops),
 		cmocka_unit_test(test_code_too_large),
 		cmocka_unit_test(test_line_too_long),
 		cmocka_unit_test(test_utf8_valid_passes),

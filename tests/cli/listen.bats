@@ -1,0 +1,78 @@
+#!/usr/bin/env bats
+# `warden serve --listen`: the serve protocol over WebSocket, end to end
+# through the real supervisor, broker and jails.  tests/cli/listen_client.py
+# plays each scenario with the Python client (clients/python) and raw
+# sockets, and bounds every wait.
+load ../helpers
+
+setup() {
+	common_setup
+	T=$(mktemp -d /tmp/warden-listen.XXXXXX)
+	chmod 755 "$T"
+}
+
+teardown() {
+	rm -rf "$T"
+	common_teardown
+}
+
+# listen_client SCENARIO
+listen_client() {
+	run env WARDEN="$WARDEN" WS="$WS" T="$T" timeout -k 5 600 \
+		python3 "$WARDEN_TOP/tests/cli/listen_client.py" "$1"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"ok $1"* ]]
+}
+
+@test "listen: no token, a wrong token or another scheme get 401 for /ws and HTTP, before any session (G211)" {
+	listen_client auth
+}
+
+@test "listen: a run over /ws runs in a jail and keeps the session's state" {
+	listen_client run
+}
+
+@test "listen: a client cannot see or touch another's session; its own end with its connection (G213)" {
+	listen_client isolation
+}
+
+@test "listen: 100 connections at once, a session each" {
+	listen_client many
+}
+
+@test "listen: --max-sessions holds across clients" {
+	listen_client max_sessions
+}
+
+@test "listen: a connection that drops ends its running block's jail" {
+	listen_client disconnect
+}
+
+@test "listen: --session-idle ends a session nobody uses, and says so" {
+	listen_client idle
+}
+
+@test "listen: a non-loopback address without TLS is refused with the reason (G214)" {
+	listen_client nonloopback
+}
+
+@test "listen: with --tls-cert and --tls-key a non-loopback address serves wss://" {
+	listen_client tls
+}
+
+@test "listen: a Unix socket path is the caller's alone (0600) and removed at the end" {
+	listen_client unix
+}
+
+@test "listen: the listener is the confined broker's; the supervisor holds none (G210)" {
+	listen_client owner
+}
+
+@test "listen: --token-file must be a 0600 file of the caller's; a made token is 256 bits, 0600 (G212)" {
+	listen_client token_file
+}
+
+@test "listen: /mcp serves MCP over Streamable HTTP (JSON or SSE); a session lives on by an unguessable handle" {
+	listen_client mcp
+}
