@@ -153,7 +153,7 @@ static void on_tick(struct wloop *l, struct wsrc *src, uint32_t events)
 
 	(void)!read(src->fd, &t, sizeof(t));
 	for (size_t i = 0; i < L->n_pend; i++)
-		if (now - L->pend[i].since_ms >= WLEARN_ANSWER_MS) {
+		if (ms_since(now, L->pend[i].since_ms) >= WLEARN_ANSWER_MS) {
 			give_up(L, "the learner did not answer within 10 s");
 			return;
 		}

@@ -22,6 +22,7 @@
  * only stops a jail whose init no longer answers from holding a block open
  * for ever, so it is generous; a block's own wall time still applies. */
 #define SWEEP_MAX_MS 30000
+
 /* The pool's tick (idle jails' expiry, and the refills below). */
 #define POOL_TICK_MS 250
 /* A session that took a jail (from the pool or not) tops the pool up at a

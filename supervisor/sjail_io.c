@@ -484,18 +484,18 @@ static void sj_on_tick(struct wloop *l, struct wsrc *src, uint32_t events)
 			if (sj_freeze(j) < 0)
 				sj_kill(j, WB_ERROR);
 		}
-		if (j->sweeping && now - j->sweep_at_ms >= SWEEP_MAX_MS) {
+		if (j->sweeping && ms_since(now, j->sweep_at_ms) >= SWEEP_MAX_MS) {
 			j->sweep_late = true;
 			sj_kill(j, WB_ERROR);
 		}
 		return;
 	}
-	if (j->sweeping && now - j->sweep_at_ms >= SWEEP_MAX_MS) {
+	if (j->sweeping && ms_since(now, j->sweep_at_ms) >= SWEEP_MAX_MS) {
 		j->sweep_late = true;
 		sj_kill(j, WB_ERROR);   /* init did not ack: nothing is left trusted */
 		return;
 	}
-	if (lim->wall_ms && now - j->t0_ms >= lim->wall_ms) {
+	if (lim->wall_ms && ms_since(now, j->t0_ms) >= lim->wall_ms) {
 		sj_kill(j, WB_TIMEOUT);
 		return;
 	}
