@@ -1,6 +1,8 @@
 /* warden serve, warden mcp and warden chat: their command line.  The supervisor's own
  * options are taken here; every other one goes to the broker, which parses
- * its own (broker/chat/chat_opts.c).  supervisor/server.c serves. */
+ * its own (broker/chat/chat_opts.c); which of those take a value is read
+ * from their one table (include/warden/chat_args.h).  supervisor/server.c
+ * serves. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -8,22 +10,13 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "warden/chat_args.h"
 #include "warden/supervisor.h"
 #include "warden/util.h"
 
 enum { O_PROFILE = 256, O_POLICY, O_ALLOW_PROFILE, O_WORKSPACE, O_ALLOW_WS, O_AUDIT, O_USER,
        O_STDIO, O_SANDBOX, O_HELP, O_MAX_SESSIONS, O_NET, O_ALLOW,
        O_POOL, O_POOL_IDLE, O_LISTEN, O_TOKEN_FILE, O_TLS_CERT, O_TLS_KEY };
-
-/* serve's options that are the broker's (the model of the "chat" op, the
- * sessions' idle time): passed on as they are, checked there. */
-static const struct { const char *name; bool arg; } serve_broker_opts[] = {
-	{ "--model", true }, { "-m", true }, { "--api-base", true }, { "--auto-run", false },
-	{ "-y", false }, { "--no-tools", false }, { "--max-output", true },
-	{ "--context-window", true }, { "--max-tokens", true }, { "--temperature", true },
-	{ "--system-message", true }, { "--system-message-append", true },
-	{ "--connect-timeout", true }, { "--idle-timeout", true }, { "--session-idle", true },
-};
 
 static void serve_usage(FILE *f)
 {
@@ -126,23 +119,24 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct wserve_opts *o
 		if (chat && opt && (opt->val == O_LISTEN || opt->val == O_TOKEN_FILE ||
 		                    opt->val == O_TLS_CERT || opt->val == O_TLS_KEY))
 			opt = NULL;   /* chat's to refuse */
-		if (!opt && !chat) {
-			int k = -1;
+		/* the broker's options (include/warden/chat_args.h), with their
+		 * values, go on as they are: serve's for its "chat" op; in chat,
+		 * every one but the few the supervisor takes itself */
+		if (!opt || (chat && (opt->val == O_PROFILE || opt->val == O_HELP))) {
+			const struct wchat_arg *which = NULL;
+			int span;
 
-			for (size_t j = 0; j < ARRAY_SIZE(serve_broker_opts); j++)
-				if (!strncmp(a, serve_broker_opts[j].name, klen) &&
-				    strlen(serve_broker_opts[j].name) == klen)
-					k = (int)j;
-			if (!strcmp(a, "--api-key") || !strncmp(a, "--api-key=", 10)) {
+			if (!chat && (!strcmp(a, "--api-key") || !strncmp(a, "--api-key=", 10))) {
 				wlog_error("serve: no --api-key: the key would show in ps to every user; "
 				           "set OPENAI_API_KEY or ANTHROPIC_API_KEY in warden's environment");
 				free(out);
 				return -1;
 			}
-			if (k >= 0) {
-				out[n++] = argv[i];
-				if (serve_broker_opts[k].arg && !eq && i + 1 < argc)
-					out[n++] = argv[++i];
+			span = wchat_arg_span(argc, argv, i, chat ? WCA_CHAT : WCA_SERVE, &which);
+			if (span > 0) {
+				while (span-- > 0)
+					out[n++] = argv[i++];
+				i--;
 				continue;
 			}
 		}

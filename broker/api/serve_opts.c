@@ -11,6 +11,8 @@
 #include "serve.h"
 #include "serve_chat.h"
 #include "serve_opts.h"
+#include "warden/sanitize.h"
+#include "warden/chat_args.h"
 #include "warden/util.h"
 
 static int usage_err(struct werr *err, const char *fmt, const char *a)
@@ -100,10 +102,14 @@ int serve_preload(int argc, char **argv, const struct bdirs *d, struct serve_opt
 		}
 		if (co.message || co.resume_set || co.export_script || co.conversations ||
 		    co.profile || co.s.sandbox_profile || co.oneshot || co.verbose) {
-			usage_err(err, "%sserve takes the model's options of warden chat (--model, "
-			          "--api-base, -y, --no-tools, --max-output, --context-window, "
-			          "--max-tokens, --temperature, --system-message(-append), "
-			          "--connect-timeout, --idle-timeout), not its others", "");
+			struct sbuf names = { 0 };
+
+			for (const struct wchat_arg *w = wchat_args; w->name; w++)
+				if ((w->modes & WCA_SERVE) && (w->modes & WCA_CHAT))
+					sbuf_addf(&names, "%s--%s", names.len ? ", " : "", w->name);
+			usage_err(err, "serve takes the model's options of warden chat (%s), not its "
+			          "others", names.d);
+			sbuf_free(&names);
 			goto out;
 		}
 		o->chat = serve_chat_cfg_new(&co, err);

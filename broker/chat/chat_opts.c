@@ -19,42 +19,10 @@
 #include "llm/llm.h"
 #include "core/sanitize.h"
 #include "ui.h"
+#include "warden/chat_args.h"
 #include "warden/util.h"
 
 /* ---- options ---- */
-
-enum {
-	O_API_BASE = 256, O_API_KEY, O_PROFILE, O_SANDBOX, O_NO_TOOLS, O_MAX_OUTPUT, O_CONTEXT,
-	O_MAX_TOKENS, O_TEMP, O_RESUME, O_EXPORT, O_SYSMSG, O_CONNECT, O_IDLE, O_ONESHOT,
-	O_REPLAY_DELAY, O_SYSMSG_APPEND, O_CONVERSATIONS, O_JUPYTER,
-};
-
-static const struct option longopts[] = {
-	{ "model", required_argument, NULL, 'm' },
-	{ "api-base", required_argument, NULL, O_API_BASE },
-	{ "api-key", required_argument, NULL, O_API_KEY },
-	{ "auto-run", no_argument, NULL, 'y' },
-	{ "profile", required_argument, NULL, O_PROFILE },
-	{ "sandbox-profile", required_argument, NULL, O_SANDBOX },
-	{ "no-tools", no_argument, NULL, O_NO_TOOLS },
-	{ "max-output", required_argument, NULL, O_MAX_OUTPUT },
-	{ "context-window", required_argument, NULL, O_CONTEXT },
-	{ "max-tokens", required_argument, NULL, O_MAX_TOKENS },
-	{ "temperature", required_argument, NULL, O_TEMP },
-	{ "resume", optional_argument, NULL, O_RESUME },
-	{ "export-script", required_argument, NULL, O_EXPORT },
-	{ "jupyter", optional_argument, NULL, O_JUPYTER },
-	{ "system-message", required_argument, NULL, O_SYSMSG },
-	{ "system-message-append", required_argument, NULL, O_SYSMSG_APPEND },
-	{ "conversations", no_argument, NULL, O_CONVERSATIONS },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "connect-timeout", required_argument, NULL, O_CONNECT },
-	{ "idle-timeout", required_argument, NULL, O_IDLE },
-	{ "oneshot", no_argument, NULL, O_ONESHOT },
-	{ "replay-delay", required_argument, NULL, O_REPLAY_DELAY },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
 
 const char chat_usage_text[] =
 	"usage: warden chat [OPTIONS] [MESSAGE]\n"
@@ -162,52 +130,52 @@ static int parse_opts(int argc, char **argv, struct chat_opts *o)
 	o->temperature = -1;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":m:yvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, WCHAT_SHORTOPTS, wchat_longopts(WCA_CHAT), NULL)) != -1) {
 		long n;
 
 		switch (c) {
-		case 'm':
+		case WCA_MODEL:
 			free(o->s.model);
 			o->s.model = xstrdup(optarg);
 			break;
-		case O_API_BASE:
+		case WCA_API_BASE:
 			free(o->s.api_base);
 			o->s.api_base = xstrdup(optarg);
 			break;
-		case O_API_KEY:
+		case WCA_API_KEY:
 			free(o->api_key);
 			o->api_key = xstrdup(optarg);
 			break;
-		case 'y':
+		case WCA_AUTO_RUN:
 			o->s.auto_run = 1;
 			break;
-		case O_PROFILE:
+		case WCA_PROFILE:
 			free(o->profile);
 			o->profile = xstrdup(optarg);
 			break;
-		case O_SANDBOX:
+		case WCA_SANDBOX:
 			free(o->s.sandbox_profile);
 			o->s.sandbox_profile = xstrdup(optarg);
 			break;
-		case O_NO_TOOLS:
+		case WCA_NO_TOOLS:
 			o->no_tools = true;
 			break;
-		case O_MAX_OUTPUT:
+		case WCA_MAX_OUTPUT:
 			if (num_arg("--max-output", optarg, 100, 10000000, &n) < 0)
 				goto fail;
 			o->s.max_output = n;
 			break;
-		case O_CONTEXT:
+		case WCA_CONTEXT:
 			if (num_arg("--context-window", optarg, 500, 100000000, &n) < 0)
 				goto fail;
 			o->s.context_window = n;
 			break;
-		case O_MAX_TOKENS:
+		case WCA_MAX_TOKENS:
 			if (num_arg("--max-tokens", optarg, 1, 10000000, &n) < 0)
 				goto fail;
 			o->max_tokens = n;
 			break;
-		case O_TEMP: {
+		case WCA_TEMP: {
 			char *end = NULL;
 
 			errno = 0;
@@ -219,7 +187,7 @@ static int parse_opts(int argc, char **argv, struct chat_opts *o)
 			}
 			break;
 		}
-		case O_RESUME:
+		case WCA_RESUME:
 			o->resume_set = true;
 			free(o->resume);
 			o->resume = NULL;
@@ -228,11 +196,11 @@ static int parse_opts(int argc, char **argv, struct chat_opts *o)
 			else if (optind < argc && looks_like_file(argv[optind]))
 				o->resume = xstrdup(argv[optind++]);
 			break;
-		case O_EXPORT:
+		case WCA_EXPORT:
 			free(o->export_script);
 			o->export_script = xstrdup(optarg);
 			break;
-		case O_JUPYTER:
+		case WCA_JUPYTER:
 			/* its NAME is optional: the next word, unless an option */
 			o->jupyter_set = true;
 			free(o->jupyter);
@@ -242,36 +210,36 @@ static int parse_opts(int argc, char **argv, struct chat_opts *o)
 			else if (optind < argc && (argv[optind][0] != '-' || !strcmp(argv[optind], "-")))
 				o->jupyter = xstrdup(argv[optind++]);
 			break;
-		case O_SYSMSG:
+		case WCA_SYSMSG:
 			free(o->s.system_message);
 			o->s.system_message = xstrdup(optarg);
 			break;
-		case O_SYSMSG_APPEND:
+		case WCA_SYSMSG_APPEND:
 			free(o->s.system_message_append);
 			o->s.system_message_append = xstrdup(optarg);
 			break;
-		case O_CONVERSATIONS:
+		case WCA_CONVERSATIONS:
 			o->conversations = true;
 			break;
-		case 'v':
+		case WCA_VERBOSE:
 			o->verbose = true;
 			break;
-		case O_CONNECT:
+		case WCA_CONNECT:
 			if (dur_arg("--connect-timeout", optarg, &o->connect_ms) < 0)
 				goto fail;
 			break;
-		case O_IDLE:
+		case WCA_IDLE:
 			if (dur_arg("--idle-timeout", optarg, &o->idle_ms) < 0)
 				goto fail;
 			break;
-		case O_ONESHOT:
+		case WCA_ONESHOT:
 			o->oneshot = true;
 			break;
-		case O_REPLAY_DELAY:
+		case WCA_REPLAY_DELAY:
 			if (num_arg("--replay-delay", optarg, 0, 10000, &o->replay_delay_ms) < 0)
 				goto fail;
 			break;
-		case 'h':
+		case WCA_HELP:
 			o->help = true;
 			break;
 		case ':':

@@ -317,6 +317,25 @@ for l in open(sys.argv[1]):
         print(m["content"])' "$T/req.log" "$1"
 }
 
+# Issue 21 (one table per fact): a value of the broker's options that looks
+# like one of the supervisor's stays the value; before, the supervisor took
+# it as its own option (here: the workspace, which does not exist)
+@test "chat: an option's value that looks like another option stays its value (--system-message --workspace=...)" {
+	fake_llm <<'JSON'
+[{"text": "one"}, {"text": "two"}]
+JSON
+	chat --system-message "--workspace=/nonexistent" "hi"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run sysmsg 1
+	[[ "$output" == "--workspace=/nonexistent"* ]]
+	chat -ym "openai/fake" --system-message-append --net "hi"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run sysmsg 2
+	[[ "$output" == *$'\n\n--net' ]]
+}
+
 # Issue 12: --system-message replaces warden's instructions, as Open
 # Interpreter's does; the facts about the jail stay in either case.
 @test "chat: --system-message replaces the instructions, keeps the jail's facts; -append adds" {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "warden/chat_args.h"
 #include "warden/err.h"
 #include "warden/util.h"
 
@@ -266,6 +267,40 @@ static void test_sha256(void **state)
 	}
 }
 
+/* The broker's options as getopt_long reads them: the supervisor passes
+ * each on with its value, never reading a value as an option. */
+static void test_chat_arg_span(void **state)
+{
+	char *v[] = { "chat", "--system-message", "--workspace=/", "--model=x", "-m", "--net",
+	              "-ym", "y", "-mfoo", "--mod", "z", "--system-mess", "m", "--resume",
+	              "--workspace", "--session-idle", "5", "-q", "hi", "--max-output" };
+	int n = (int)ARRAY_SIZE(v);
+	const struct wchat_arg *w = NULL;
+
+	assert_int_equal(wchat_arg_span(n, v, 1, WCA_CHAT, &w), 2);    /* its value */
+	assert_int_equal(w->id, WCA_SYSMSG);
+	assert_int_equal(wchat_arg_span(n, v, 3, WCA_CHAT, &w), 1);    /* --name=value */
+	assert_int_equal(wchat_arg_span(n, v, 4, WCA_CHAT, &w), 2);    /* -m VALUE */
+	assert_int_equal(w->id, WCA_MODEL);
+	assert_int_equal(wchat_arg_span(n, v, 6, WCA_CHAT, &w), 2);    /* -ym VALUE */
+	assert_int_equal(wchat_arg_span(n, v, 8, WCA_CHAT, &w), 1);    /* -mVALUE */
+	assert_int_equal(wchat_arg_span(n, v, 9, WCA_CHAT, &w), 2);    /* a unique prefix */
+	assert_int_equal(w->id, WCA_MODEL);
+	assert_int_equal(wchat_arg_span(n, v, 11, WCA_CHAT, &w), 0);   /* ambiguous */
+	assert_int_equal(wchat_arg_span(n, v, 13, WCA_CHAT, &w), 1);   /* optional: never the next */
+	assert_int_equal(wchat_arg_span(n, v, 14, WCA_CHAT, &w), 0);   /* the supervisor's */
+	assert_int_equal(wchat_arg_span(n, v, 15, WCA_CHAT, &w), 0);   /* serve's only */
+	assert_int_equal(wchat_arg_span(n, v, 15, WCA_SERVE, &w), 2);
+	assert_int_equal(wchat_arg_span(n, v, 13, WCA_SERVE, &w), 0);  /* chat's only */
+	assert_int_equal(wchat_arg_span(n, v, 17, WCA_CHAT, &w), 0);   /* no such letter */
+	assert_int_equal(wchat_arg_span(n, v, 18, WCA_CHAT, &w), 0);   /* a word */
+	assert_int_equal(wchat_arg_span(n, v, n - 1, WCA_CHAT, &w), 1); /* its value missing */
+	/* getopt_long's table holds exactly the mode's entries */
+	for (const struct option *o = wchat_longopts(WCA_SERVE); o->name; o++)
+		assert_string_not_equal(o->name, "resume");
+	assert_string_equal(wchat_longopts(WCA_CHAT)[0].name, "model");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -280,6 +315,7 @@ int main(void)
 		cmocka_unit_test(test_werr_truncates),
 		cmocka_unit_test(test_werr_is_flat),
 		cmocka_unit_test(test_sha256),
+		cmocka_unit_test(test_chat_arg_span),
 	};
 
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
