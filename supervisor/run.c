@@ -772,6 +772,7 @@ static void report_protect(const struct run *r)
 static void run_free(struct run *r)
 {
 	jr_proxy_end(&r->jr);   /* its connections are on the loop: first */
+	wproxy_shutdown();      /* the egress process's last records, then it ends */
 	if (r->loop.ep >= 0) {
 		if (r->in_src.fd >= 0)
 			wloop_forget(&r->loop, &r->in_src);     /* warden's stdin: not ours to close */
