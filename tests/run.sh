@@ -186,8 +186,9 @@ if [ "${WARDEN_NO_ASAN:-0}" = 1 ]; then
 elif [ "$(id -u)" != 0 ]; then
 	if [ "$must" = 1 ]; then failure "the session suites under ASan need root: run make test as root"
 	else skipped "asan: session suites" "they run as root"; fi
-elif [ ! -x "$top/$ASAN_BUILD/warden" ] || [ ! -x "$top/$ASAN_BUILD/warden-broker" ]; then
-	failure "asan: no $top/$ASAN_BUILD/warden or warden-broker (make asan-bins)"
+elif [ ! -x "$top/$ASAN_BUILD/warden" ] || [ ! -x "$top/$ASAN_BUILD/warden-broker" ] ||
+     [ ! -x "$top/$ASAN_BUILD/warden-egress" ]; then
+	failure "asan: no $top/$ASAN_BUILD/warden, warden-broker or warden-egress (make asan-bins)"
 else
 	sandir=$(mktemp -d /tmp/warden-asan.XXXXXX)
 	chmod 0777 "$sandir"  # not sticky: the symlinks below are followed by every uid
@@ -239,7 +240,8 @@ if [ "$(id -u)" = 0 ]; then
 	if id "$user" >/dev/null 2>&1; then
 		stage=$(mktemp -d /tmp/warden-unpriv.XXXXXX)
 		mkdir -p "$stage/build"
-		if cp -a "$build/warden" "$build/warden-broker" "$build/probes" "$build/filters.o" "$stage/build/" &&
+		if cp -a "$build/warden" "$build/warden-broker" "$build/warden-egress" "$build/probes" \
+			"$build/filters.o" "$stage/build/" &&
 		   mkdir -p "$stage/build/tests" && cp -a "$build/tests/proxyd" "$stage/build/tests/" &&
 		   cp -a "$top/tests" "$top/policy" "$top/tools" "$top/examples" "$top/drivers" "$top/supervisor" \
 			"$top/man" "$top/completion" "$top/bench" "$top/include" "$top/SECURITY.md" "$stage/" &&

@@ -15,7 +15,7 @@ setup() {
 	chmod 755 "$T"
 	D="$T/root"
 	BUILDDIR=$(cd "$(dirname "$WARDEN")" && pwd)
-	unset WARDEN_BROKER
+	unset WARDEN_BROKER WARDEN_EGRESS
 	export HOME="$T/home" XDG_CONFIG_HOME="$T/config" XDG_DATA_HOME="$T/data"
 	mkdir -p "$HOME"
 }
@@ -37,6 +37,7 @@ do_install() {
 
 EXPECTED="usr/bin/warden
 usr/libexec/warden/warden-broker
+usr/libexec/warden/warden-egress
 usr/share/bash-completion/completions/warden
 usr/share/doc/warden/examples/config.json
 usr/share/doc/warden/examples/data.json
@@ -52,7 +53,7 @@ usr/share/man/man1/warden.1
 usr/share/man/man5/warden-policy.5
 usr/share/zsh/site-functions/_warden"
 
-@test "install: puts warden, its broker, man pages, completions and examples under PREFIX" {
+@test "install: puts warden, its broker and egress proxy, man pages, completions and examples under PREFIX" {
 	run do_install install
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -64,6 +65,7 @@ usr/share/zsh/site-functions/_warden"
 	# what was installed is what was built, not a rebuild
 	cmp "$BUILDDIR/warden" "$D/usr/bin/warden"
 	cmp "$BUILDDIR/warden-broker" "$D/usr/libexec/warden/warden-broker"
+	cmp "$BUILDDIR/warden-egress" "$D/usr/libexec/warden/warden-egress"
 }
 
 @test "install: uninstall removes exactly what install put there" {
@@ -87,7 +89,7 @@ usr/share/man/man1/other.1" ]
 	[ -d "$D/usr/share/man/man1" ]
 }
 
-@test "install: the installed warden runs a jail and finds its broker in PREFIX/libexec/warden" {
+@test "install: the installed warden runs a jail and finds its broker and egress proxy in PREFIX/libexec/warden" {
 	do_install install
 	[ ! -e "$D/usr/bin/warden-broker" ]
 	run "$D/usr/bin/warden" run --quiet --workspace "$WS" -- sh -c 'echo from-the-jail > out; echo done'
@@ -101,6 +103,12 @@ usr/share/man/man1/other.1" ]
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"ok python_state"* ]]
+	# network mode proxy starts the installed egress proxy (libexec/warden)
+	run "$D/usr/bin/warden" run --quiet --workspace "$WS" --net proxy -- \
+		sh -c 'curl -sS -i http://not-allowed.warden.test/ | head -n 1'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "HTTP/1.1 403 Forbidden"* ]]
 }
 
 @test "install: the installed chat replays the installed demo with the example config" {
