@@ -48,6 +48,7 @@
 #define LOG_MAX 100              /* LOG lines shown per process; the rest dropped */
 #define FRAMES_PER_WAKEUP 64     /* then the loop serves the others */
 #define SHUTDOWN_MS 2000         /* its last records, at most this long */
+#define EXIT_MS 1000             /* its socket closed: it must have exited within this */
 #define DISCARD_MAX (64u * 1024) /* fallback: what is read and thrown away */
 #define FALLBACK_BODY \
 	"warden proxy: warden's egress proxy stopped and is being restarted; this request was " \
@@ -72,7 +73,9 @@ struct oframe {                  /* a frame the process has not read yet */
 	int fd;                      /* sent with it (SCM_RIGHTS), owned; or -1 */
 };
 
-enum est { E_OFF, E_STARTING, E_UP, E_WAITING };
+/* CLOSING: its socket is closed, its exit not seen yet (a process that was
+ * killed closes its fds before its parent can reap it) */
+enum est { E_OFF, E_STARTING, E_UP, E_CLOSING, E_WAITING };
 
 static struct egress {
 	struct wloop *l;
@@ -92,6 +95,7 @@ static struct egress {
 } g = { .user = WBROKER_USER, .exe.fd = -1, .sock.fd = -1, .pidfd.fd = -1, .timer.fd = -1 };
 
 static void egress_down(const char *why);
+static void egress_lost(void);
 static int egress_start(struct werr *err);
 
 void wproxy_user(const char *user)
@@ -236,7 +240,7 @@ static void flush(void)
 		}
 		if (sendmsg(g.sock.fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
 			if (errno != EAGAIN && errno != EINTR)
-				egress_down("its socket failed");
+				egress_lost();
 			break;
 		}
 		g.q = f->next;
@@ -385,7 +389,7 @@ static void read_frames(void)
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
 		if (n <= 0) {
-			egress_down(n == 0 ? "it closed its socket" : "its socket failed");
+			egress_lost();
 			return;
 		}
 		/* it never sends an fd: any that came is closed, and it is ended */
@@ -451,6 +455,10 @@ static void on_timer(struct wloop *l, struct wsrc *src, uint32_t ev)
 	struct werr err = { 0 };
 
 	(void)!read(src->fd, &exp, sizeof(exp));
+	if (g.st == E_CLOSING) {
+		egress_down("killed: it closed its socket and did not exit");
+		return;
+	}
 	if (g.st != E_WAITING)
 		return;
 	if (egress_start(&err) < 0) {
@@ -495,6 +503,7 @@ static int egress_start(struct werr *err)
 	wloop_watch(g.l, &g.sock, sp[0], EPOLLIN, on_sock, NULL);
 	wloop_watch(g.l, &g.pidfd, pidfd, EPOLLIN, on_pidfd, NULL);
 	g.st = E_STARTING;
+	g.up_ms = 0;
 	g.logs = 0;
 	g.qtail = &g.q;
 	wbuf_init(&b, WEGRESS_FRAME_MAX);
@@ -505,6 +514,22 @@ static int egress_start(struct werr *err)
 		if (!j->removing)
 			send_add(j);
 	return 0;
+}
+
+/* Its socket is gone (it closed it, or died): the death itself is seen on
+ * the pidfd (egress_down from on_pidfd), or, if it lives on without its
+ * socket, it is killed after EXIT_MS. */
+static void egress_lost(void)
+{
+	if (g.sock.fd >= 0)
+		wloop_unwatch(g.l, &g.sock);
+	queue_free();
+	if (g.pidfd.fd < 0 || g.shutting) {
+		egress_down("it closed its socket");
+		return;
+	}
+	g.st = E_CLOSING;
+	timer_set(EXIT_MS);
 }
 
 /* The process is gone, or is made to go (why starts with "killed: "):
@@ -552,9 +577,10 @@ static void egress_down(const char *why)
 	if (g.shutting || !live) {
 		g.st = E_OFF;
 		g.restarting = false;
+		timer_set(0);
 		return;
 	}
-	if (g.up_ms && g.st == E_UP && now - g.up_ms >= STABLE_MS)
+	if (g.up_ms && now - g.up_ms >= STABLE_MS)
 		g.backoff_ms = BACKOFF_FIRST_MS;
 	else
 		g.backoff_ms = !g.backoff_ms ? BACKOFF_FIRST_MS
