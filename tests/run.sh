@@ -142,7 +142,7 @@ run_tap "bats ($(id -un))" bats --tap $(suites "$top")
 # The broker runs as user warden under Landlock: it cannot open the log,
 # so an error in it aborts it (warden then exits and the test fails) and
 # its report goes to its stderr only.
-asan_suites="cli/serve cli/pool cli/rich cli/proxy_engine cli/net cli/chat cli/chat_rich
+asan_suites="cli/serve cli/pool cli/rich cli/proxy_engine cli/net cli/egress cli/chat cli/chat_rich
 	cli/chat_tty cli/chat_rich_tty cli/stacks cli/broker cli/cleanup cli/run cli/run_tty
 	cli/commands cli/drivers security/rich_flood security/security security/broker
 	security/identity"
