@@ -676,6 +676,12 @@ void wproxy_shutdown(void)
 	if (!g.l)
 		return;
 	g.shutting = true;
+	/* not READY yet (a short `warden run`): it has read no jail's
+	 * connection, so it has nothing to say; it is not waited for */
+	if (g.sock.fd >= 0)
+		read_frames();
+	if (g.st == E_STARTING)
+		egress_down("stopped: warden is ending");
 	/* what is queued goes first; then EOF: the process closes every
 	 * connection (audited), says REMOVED for each jail, and exits */
 	while (g.q && g.sock.fd >= 0 && sv_now_ms() < deadline) {
