@@ -8,12 +8,44 @@ PKGS     = libseccomp libcap json-c libnl-3.0 libnl-route-3.0 nettle libcares
 # Only the broker talks to LLMs and the terminal: the supervisor never links these.
 BROKER_PKGS = libcurl libedit
 
+# `make test` says first what it takes (README.md): the time, and root for
+# the whole run; before it installs or builds anything.
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+$(info make test: about 10 minutes on 2 cores, plus the packages the first time; $(if \
+  $(filter 0,$(shell id -u)),as root: the full run,as $(shell id -un): the stages that need \
+  root (cgroups for jails, the session suites under ASan, the Debian package) are reported \
+  as skipped; sudo make test runs them))
+endif
+
+# clean, install, uninstall and test-fresh never install packages (NO_DEPS,
+# below): install builds only what is out of date, and stops naming the
+# missing library when one is (pkgconfig below).
+NO_APT_GOALS = clean install uninstall test-fresh
+ifneq ($(MAKECMDGOALS),)
+ifeq ($(filter-out $(NO_APT_GOALS),$(MAKECMDGOALS)),)
+NO_DEPS = 1
+endif
+endif
+
 WARN    = -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototypes \
           -Wmissing-prototypes -Wimplicit-fallthrough -Wno-unused-parameter
 HARDEN  = -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE
 OPT    ?= -O2 -g
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# The libraries' flags are read from pkg-config when a recipe first needs
+# them, once per make: after tools/deps.sh (deps-checked, which every
+# compilation waits for) has installed the packages, not when make parses
+# this file, before it (issue 18: a first `make` on a fresh machine stopped
+# at netlink/netlink.h).  A library still missing stops the build here.
+# $(call pkgconfig,--cflags|--libs,PACKAGES)
+pkgconfig = $(call pkgcheck,$(shell pkg-config $(1) $(2) 2>/dev/null || echo PKG-CONFIG-FAILED),$(2))
+pkgcheck = $(if $(filter PKG-CONFIG-FAILED,$(1)),$(error pkg-config does not find \
+  $(or $(strip $(shell for p in $(2); do pkg-config --exists $$p 2>/dev/null || echo $$p; done)),$(2)) \
+  (or pkg-config itself is missing): run `make deps` as root (tools/deps.sh installs them), \
+  or install them yourself; tools/deps.sh lists the Debian packages),$(1))
+# $(call once,VAR,VALUE): VAR's value, computed the first time it is used
+once = $(eval $(1) := $(2))$($(1))
+PKG_CFLAGS = $(call once,PKG_CFLAGS,$(call pkgconfig,--cflags,$(PKGS)))
+PKG_LIBS   = $(call once,PKG_LIBS,$(call pkgconfig,--libs,$(PKGS)))
 CFLAGS  += -std=gnu11 $(OPT) $(WARN) $(HARDEN) -D_GNU_SOURCE -Iinclude -I$(BUILD) $(PKG_CFLAGS)
 LDFLAGS += -pie -Wl,-z,relro,-z,now
 LIBS     = $(PKG_LIBS)
@@ -27,13 +59,15 @@ WARDEN_LIBS = -Wl,-Bstatic $(PKG_LIBS) -Wl,-Bdynamic -lpthread
 else
 WARDEN_LIBS = $(LIBS)
 endif
-BROKER_CFLAGS := $(shell pkg-config --cflags $(BROKER_PKGS) 2>/dev/null)
-BROKER_LIBS   := $(shell pkg-config --libs $(BROKER_PKGS) 2>/dev/null)
+BROKER_CFLAGS = $(call once,BROKER_CFLAGS,$(call pkgconfig,--cflags,$(BROKER_PKGS)))
+BROKER_LIBS   = $(call once,BROKER_LIBS,$(call pkgconfig,--libs,$(BROKER_PKGS)))
+CMOCKA_CFLAGS = $(call once,CMOCKA_CFLAGS,$(call pkgconfig,--cflags,cmocka))
+CMOCKA_LIBS   = $(call once,CMOCKA_LIBS,$(call pkgconfig,--libs,cmocka))
 
-LIB_SRC  = $(wildcard common/*.c policy/*.c limits/*.c jail/*.c) \
-           $(filter-out supervisor/main.c,$(wildcard supervisor/*.c))
+LIB_SRC  = $(wildcard common/*.c policy/*.c limits/*.c jail/*.c supervisor/*.c) \
+           $(filter-out cli/main.c,$(wildcard cli/*.c))
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/profiles.o $(BUILD)/drivers.o
-BROKER_SRC = $(filter-out broker/main.c,$(wildcard broker/*.c))
+BROKER_SRC = $(filter-out broker/main.c,$(wildcard broker/*.c broker/*/*.c))
 BROKER_OBJ = $(BROKER_SRC:%.c=$(BUILD)/%.o)
 EGRESS_SRC = $(filter-out egress/main.c,$(wildcard egress/*.c))
 EGRESS_OBJ = $(EGRESS_SRC:%.c=$(BUILD)/%.o)
@@ -57,12 +91,15 @@ $(BUILD)/%.o: %.c $(wildcard include/warden/*.h) | deps-checked
 $(BUILD)/supervisor/%.o: supervisor/%.c $(wildcard include/warden/*.h supervisor/*.h) | deps-checked
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
+$(BUILD)/cli/%.o: cli/%.c $(wildcard include/warden/*.h cli/*.h) | deps-checked
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 # Built-in profiles are compiled in, so an installed warden needs no data.
 $(BUILD)/profiles.c: $(PROFILES) tools/embed-profiles.sh
 	@mkdir -p $(BUILD)
 	sh tools/embed-profiles.sh $(PROFILES) > $@.tmp && mv $@.tmp $@
-$(BUILD)/profiles.o: $(BUILD)/profiles.c
+$(BUILD)/profiles.o: $(BUILD)/profiles.c | deps-checked
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 # The language drivers of persistent sessions are compiled in too: the
@@ -70,10 +107,10 @@ $(BUILD)/profiles.o: $(BUILD)/profiles.c
 $(BUILD)/drivers.c: $(DRIVERS) tools/embed-drivers.sh
 	@mkdir -p $(BUILD)
 	sh tools/embed-drivers.sh $(DRIVERS) > $@.tmp && mv $@.tmp $@
-$(BUILD)/drivers.o: $(BUILD)/drivers.c supervisor/lang.h
+$(BUILD)/drivers.o: $(BUILD)/drivers.c supervisor/lang.h | deps-checked
 	$(CC) $(CFLAGS) -Isupervisor -c -o $@ $<
 
-$(BUILD)/broker/%.o: broker/%.c $(wildcard include/warden/*.h broker/*.h) | deps-checked
+$(BUILD)/broker/%.o: broker/%.c $(wildcard include/warden/*.h broker/*.h broker/*/*.h) | deps-checked
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -c -o $@ $<
 $(BUILD)/libbroker.a: $(BROKER_OBJ)
@@ -99,20 +136,21 @@ $(BUILD)/libwarden.a: $(LIB_OBJ)
 
 # The default syscall filters, compiled by libseccomp at build time instead
 # of on every run (include/warden/filter.h).
-$(BUILD)/gen-filters: tools/gen-filters.c $(BUILD)/libwarden.a
+$(BUILD)/gen-filters: tools/gen-filters.c $(BUILD)/libwarden.a | deps-checked
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libwarden.a $(LIBS)
 $(BUILD)/filters.c: $(BUILD)/gen-filters
 	$(BUILD)/gen-filters > $@.tmp && mv $@.tmp $@
-$(BUILD)/filters.o: $(BUILD)/filters.c
+$(BUILD)/filters.o: $(BUILD)/filters.c | deps-checked
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/warden: $(BUILD)/supervisor/main.o $(BUILD)/filters.o $(BUILD)/libwarden.a
+$(BUILD)/warden: $(BUILD)/cli/main.o $(BUILD)/filters.o $(BUILD)/libwarden.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(WARDEN_LIBS)
 
 # Unit tests reach the supervisor's, the broker's and the egress's own headers too.
-$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libegress.a $(BUILD)/libwarden.a
+# tests/unit/cmocka_filter.c: CMOCKA_TEST_FILTER=NAME runs one test (make mutants).
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/cmocka_filter.c $(wildcard tests/unit/*.h) $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libegress.a $(BUILD)/libwarden.a | deps-checked
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -Isupervisor -Iegress $$(pkg-config --cflags cmocka) $(LDFLAGS) -o $@ $< $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libegress.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS) $$(pkg-config --libs cmocka)
+	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -Isupervisor -Iegress $(CMOCKA_CFLAGS) $(LDFLAGS) -o $@ $< tests/unit/cmocka_filter.c $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libegress.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS) $(CMOCKA_LIBS)
 
 # Each fuzz target without libFuzzer: tests/fuzz/replay.c feeds it its corpus
 # and its regression inputs (tests/run.sh); make fuzz builds the fuzzers.
@@ -121,14 +159,14 @@ $(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/filters.
 	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -Isupervisor -Iegress $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libegress.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS)
 
 # Security probes are static so they need nothing from the jail's /usr.
-$(BUILD)/probes/%: tests/security/probes/%.c tests/security/probes/probe.h
+$(BUILD)/probes/%: tests/security/probes/%.c tests/security/probes/probe.h | deps-checked
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -Wall -Wextra -Werror -D_GNU_SOURCE -static -o $@ $<
 
 # The egress proxy's engine alone on a host loopback port, in the test's own
-# process (no confinement, no supervisor), for tests/cli/proxy_engine.bats
-# (tests/helpers/proxyd.c).
-$(BUILD)/tests/proxyd: tests/helpers/proxyd.c $(BUILD)/libegress.a $(BUILD)/libwarden.a
+# process (no supervisor; confined like warden-egress with --confine 1), for
+# tests/cli/proxy_engine.bats (tests/helpers/proxyd.c).
+$(BUILD)/tests/proxyd: tests/helpers/proxyd.c $(BUILD)/libegress.a $(BUILD)/libwarden.a | deps-checked
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Isupervisor -Iegress $(LDFLAGS) -o $@ $< $(BUILD)/libegress.a $(BUILD)/libwarden.a $(LIBS)
 
@@ -136,6 +174,7 @@ probes: $(PROBE_BIN)
 unit: $(UNIT_BIN) $(BUILD)/tests/proxyd $(FUZZ_BIN)
 
 # Dependencies: install when root, else print the exact command (tools/deps.sh).
+# Everything that compiles or runs waits for deps-checked (order-only).
 # NO_DEPS=1: the caller provides the dependencies (debian/rules).
 deps-checked: $(if $(NO_DEPS),,$(BUILD)/.deps-ok)
 $(BUILD)/.deps-ok: tools/deps.sh
@@ -149,17 +188,32 @@ deps:
 test: deps-checked $(BUILD)/warden $(BUILD)/warden-broker $(BUILD)/warden-egress unit probes asan-bins
 	@sh tests/run.sh
 
-demo: $(BUILD)/warden $(BUILD)/warden-broker $(BUILD)/warden-egress probes
+demo: deps-checked $(BUILD)/warden $(BUILD)/warden-broker $(BUILD)/warden-egress probes
 	@sh tools/demo.sh
 
-bench: $(BUILD)/warden $(BUILD)/warden-broker $(BUILD)/warden-egress
+# The two commands above, the first time on a fresh Debian 12 machine: a
+# minimal bookworm root (mmdebstrap, cached), a clone of HEAD in a copy of
+# it, `make demo` and `make test` there.  Root; long (tools/test-fresh.sh).
+test-fresh:
+	@sh tools/test-fresh.sh
+
+bench: deps-checked $(BUILD)/warden $(BUILD)/warden-broker $(BUILD)/warden-egress
 	@sh bench/run.sh
+
+# One-line mutations of the security guarantees, each of which the test
+# SECURITY.md names must then fail (tests/mutants/README).  As root; copies
+# the tree with build/ into /tmp.  MUTANTS="G120 #3 REGEX" picks rows, JOBS=N
+# runs N at once (both read from the environment: a '#' would end the
+# recipe's command line).
+export MUTANTS JOBS
+mutants: $(BUILD)/warden $(BUILD)/warden-broker $(BUILD)/warden-egress unit probes
+	@python3 tests/mutants/run
 
 # Fuzz every decoder of hostile input (libFuzzer, clang): the frame decoder,
 # the stdio request parser, ...  FUZZ_SECONDS per target (tools/fuzz.sh).
 # make test replays their corpus and regression inputs without libFuzzer.
 FUZZ_SECONDS ?= 30
-fuzz:
+fuzz: deps-checked
 	@sh tools/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_SRC)
 
 SAN_OPT = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer
@@ -187,5 +241,5 @@ uninstall:
 clean:
 	rm -rf build build-asan build-fuzz
 
-.PHONY: all test demo bench asan asan-unit asan-bins install uninstall clean deps deps-checked probes unit fuzz
+.PHONY: all test test-fresh mutants demo bench asan asan-unit asan-bins install uninstall clean deps deps-checked probes unit fuzz
 .DELETE_ON_ERROR:

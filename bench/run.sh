@@ -7,7 +7,8 @@
 #   bwrap     bwrap --unshare-all with equivalent mounts
 #   firejail  firejail --noprofile --net=none (when installed)
 # then the kernel's floor under warden, layer by layer (bench/floor.sh),
-# sessions (bench/sessions.py), the protected paths (bench/protect.py),
+# sessions (bench/sessions.py), warden mcp against serve (bench/mcp.py),
+# the protected paths (bench/protect.py),
 # the output relay, and the egress proxy
 # against a direct loopback connection (bench/proxy.py).
 set -eu
@@ -95,6 +96,7 @@ echo "warden's protections in this run:"
 python3 -c 'import json,sys; print("  " + ", ".join("%s=%s" % kv for kv in json.load(open(sys.argv[1]))["limits"].items()))' "$ws/s.json"
 echo
 python3 "$top/bench/sessions.py" "$W"
+python3 "$top/bench/mcp.py" "$W"
 echo
 # The protected and hidden catalogs (issue 19): a jail's start in a project
 # and a home with a dozen nested repositories, against a plain workspace

@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#include "broker.h"
-#include "chat.h"
-#include "client.h"
-#include "llm.h"
+#include "core/broker.h"
+#include "chat/chat.h"
+#include "core/client.h"
+#include "llm/llm.h"
 #include "warden/util.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -32,8 +32,9 @@ const char *__asan_default_options(void)
 
 static void usage(FILE *f)
 {
-	fputs("usage: warden-broker serve --stdio | chat [ARGS]\n"
-	      "warden-broker is started by `warden serve` or `warden chat`, not directly.\n", f);
+	fputs("usage: warden-broker serve --stdio | mcp | chat [ARGS]\n"
+	      "warden-broker is started by `warden serve`, `warden mcp` or `warden chat`, not "
+	      "directly.\n", f);
 }
 
 /* Every fd but 0-2 and what the supervisor hands over (3-7,
@@ -51,7 +52,7 @@ int main(int argc, char **argv)
 {
 	struct bdirs dirs = { 0 };
 	struct werr err = { 0 };
-	/* serve --stdio talks to no model: no TCP at all */
+	/* serve --stdio and mcp talk to no model: no TCP at all */
 	uint16_t ports[CHAT_PORTS_MAX];
 	struct bconfine conf = { .tcp_ports = ports, .n_tcp_ports = 0 };
 	/* chat's command line, parsed once here, before confinement */
@@ -70,8 +71,8 @@ int main(int argc, char **argv)
 		return argc < 2 ? 125 : 0;
 	}
 	mode = argv[1];
-	if (strcmp(mode, "serve") && strcmp(mode, "chat")) {
-		fprintf(stderr, "warden-broker: unknown mode '%s' (serve or chat)\n", mode);
+	if (strcmp(mode, "serve") && strcmp(mode, "chat") && strcmp(mode, "mcp")) {
+		fprintf(stderr, "warden-broker: unknown mode '%s' (serve, mcp or chat)\n", mode);
 		return 125;
 	}
 	if (fstat(BROKER_SUP_FD, &st) < 0 || !S_ISSOCK(st.st_mode)) {
@@ -107,6 +108,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "serve"))
 		r = serve_main(argc - 1, argv + 1, &dirs);
+	else if (!strcmp(mode, "mcp"))
+		r = mcp_main(argc - 1, argv + 1, &dirs);
 	else
 		r = chat_main(&copts, &dirs);
 	chat_opts_free(&copts);

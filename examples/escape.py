@@ -32,7 +32,23 @@ def fork_bomb():
         raise OSError(e.errno, f"stopped after {kids} processes: {e.strerror}")
     return f"{kids} processes"
 
-print("inside the jail: uid", os.getuid(), "cwd", os.getcwd(), "hostname", socket.gethostname())
+def host_uid(uid):
+    """The host's uid behind uid, from the jail's own uid_map."""
+    try:
+        for line in open("/proc/self/uid_map"):
+            inside, outside, count = map(int, line.split())
+            if inside <= uid < inside + count:
+                return outside + uid - inside
+    except (OSError, ValueError):
+        pass
+    return None
+
+uid = os.getuid()
+hu = host_uid(uid)
+on_host = ("uid %s on the host" % hu if hu is None or hu != uid else "the same uid on the host")
+if uid == 0 and hu not in (None, 0):
+    on_host = "which on the host is uid %d, with no privilege there" % hu
+print(f"inside the jail: uid {uid}, {on_host}; cwd {os.getcwd()}, hostname {socket.gethostname()}")
 attempt("read the host's ~/.ssh/id_ed25519", lambda: open(f"{host_home}/.ssh/id_ed25519").read())
 attempt("write /etc/cron.d/backdoor", lambda: open("/etc/cron.d/backdoor", "w").write("* * * * * root sh\n"))
 attempt("write outside the workspace (../escaped)", lambda: open("../escaped", "w").write("x"))

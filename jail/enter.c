@@ -464,6 +464,7 @@ int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 
 	memset(out, 0, sizeof(*out));
 	out->pidfd = out->notify_fd = out->proxy_fd = out->sync_fd = out->slot_fd = -1;
+	out->snmp_fd = out->snmp6_fd = -1;
 	if (jail_plan(spec, &plan, err) < 0)
 		return -1;
 	/* As root: never host uid 0 (docs/design.md "Ids") */
@@ -540,6 +541,9 @@ int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 	close(sp[1]);
 	out->pid = (pid_t)pid;
 	out->pidfd = pidfd;
+	/* the child waits for "go": nothing of the program has run yet, and
+	 * init cannot have been reaped (it is ours), so the pid is the jail's */
+	jail_net_open(out);
 
 	/* v1 hierarchies always need the pid written; on v2 it is already in
 	 * place when cloned into the group, and writing it again is a no-op. */
@@ -581,6 +585,8 @@ fail:
 	waitpid(out->pid, NULL, __WALL);
 	jail_plan_free(&plan);  /* the slot only now that the jail is reaped */
 	close(out->pidfd);
+	closep(&out->snmp_fd);
+	closep(&out->snmp6_fd);
 	out->pid = 0;
 	out->pidfd = -1;
 	return -1;
@@ -617,6 +623,8 @@ void jail_abort(struct jail *j)
 	closep(&j->proxy_fd);
 	closep(&j->pidfd);
 	closep(&j->slot_fd);   /* reaped: its host uid is free */
+	closep(&j->snmp_fd);
+	closep(&j->snmp6_fd);
 	j->pid = 0;
 }
 

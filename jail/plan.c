@@ -79,22 +79,6 @@ static int plan_add(struct wplan *plan, enum wmount_kind kind,
 	return 0;
 }
 
-/* Open path (absolute) as O_PATH without following a symlink in any
- * component, the final one included. */
-int jail_open_nofollow(int dirfd, const char *path, struct werr *err)
-{
-	struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-	                        .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-
-	if (fd < 0 && errno == ENOSYS)
-		return werr_set(err, errno, "opening %s: openat2 is missing (warden needs "
-		                "Linux 5.12 or later)", path);
-	if (fd < 0)
-		return werr_set(err, errno, "opening %s without following symlinks", path);
-	return (int)fd;
-}
-
 /* below: path is base or under it */
 static bool at_or_below(const char *path, const char *base)
 {
@@ -134,10 +118,11 @@ static int open_no_links(const char *path)
  *     way (an openat2 that follows none succeeds) is its own canonical path:
  *     realpath() and its readlink per component only run for the others. */
 static int plan_source(const struct jail_spec *spec, const struct wplan *plan,
-                       struct wmount *m, struct werr *err)
+                       struct wmount *m, const char **below, struct werr *err)
 {
 	char canon[PATH_MAX];
 	bool below_writable = false;
+	const char *wbase = NULL;   /* the writable place m lies in */
 	struct stat st;
 	size_t i;
 
@@ -152,11 +137,14 @@ static int plan_source(const struct jail_spec *spec, const struct wplan *plan,
 			return werr_set(err, ENOTDIR, "workspace %s", m->src);
 		return 0;
 	}
-	below_writable = at_or_below(m->path, spec->workspace);
+	if (at_or_below(m->path, spec->workspace))
+		wbase = spec->workspace;
 	for (i = 0; i < plan->n; i++)
 		if (plan->m[i].kind == WM_BIND_RW && &plan->m[i] != m &&
 		    at_or_below(m->path, plan->m[i].path))
-			below_writable = true;
+			wbase = plan->m[i].path;
+	below_writable = wbase != NULL;
+	*below = wbase;
 	if (below_writable) {
 		m->src = xstrdup(m->path);
 	} else if (plain_path(m->path) &&
@@ -168,16 +156,19 @@ static int plan_source(const struct jail_spec *spec, const struct wplan *plan,
 	} else if (m->src_fd = -1, !realpath(m->path, canon)) {
 		if (m->optional && (errno == ENOENT || errno == ENOTDIR))
 			return 0;
-		return werr_set(err, errno, "the policy %s binds %s, but it cannot be used",
-		                spec->pol->name, m->path);
+		return werr_set(err, 0, "the policy %s binds %s, but it cannot be used (%s); "
+		                "create it, or remove it from the policy (a read_only path that "
+		                "may be missing goes in \"optional\" too)", spec->pol->name,
+		                m->path, strerror(errno));
 	} else {
 		m->src = xstrdup(canon);
 	}
 	m->src_fd = jail_open_nofollow(AT_FDCWD, m->src, err);
 	if (m->src_fd >= 0 && fstat(m->src_fd, &st) == 0 && S_ISLNK(st.st_mode))
-		return werr_set(err, ELOOP, "the policy %s binds %s, which is a symlink below a "
-		                "writable place; warden does not follow links jailed code can plant",
-		                spec->pol->name, m->path);
+		return werr_set(err, 0, "the policy %s binds %s, which is a symlink below %s, a "
+		                "place the jail can write: warden does not follow links jailed code "
+		                "can plant; bind a narrower writable path than %s, or leave %s out",
+		                spec->pol->name, m->path, wbase, wbase, m->path);
 	if (m->src_fd >= 0)
 		return 0;
 	if (m->optional && (errno == ENOENT || errno == ENOTDIR)) {
@@ -185,9 +176,11 @@ static int plan_source(const struct jail_spec *spec, const struct wplan *plan,
 		return 0;
 	}
 	if (errno == ELOOP)
-		return werr_set(err, ELOOP, "policy %s binds %s, which holds a symlink below a "
-		                "writable place; warden does not follow links jailed code can plant",
-		                spec->pol->name, m->path);
+		return werr_set(err, 0, "the policy %s binds %s, whose path holds a symlink below "
+		                "%s, a place the jail can write: warden does not follow links jailed "
+		                "code can plant; bind a narrower writable path than %s, or leave %s "
+		                "out", spec->pol->name, m->path, wbase ? wbase : "a writable bind",
+		                wbase ? wbase : "it", m->path);
 	werr_wrap(err, "policy %s binds %s", spec->pol->name, m->path);
 	return -1;
 }
@@ -266,7 +259,24 @@ static bool home_in_workspace(const struct jail_spec *spec, const char *raw)
 	return at_or_below(home, spec->workspace) && !strcmp(path, home);
 }
 
-int jail_plan(const struct jail_spec *spec, struct wplan *plan, struct werr *err)
+/* An error of the plan.  Collecting (jail_plan_check: pr), it is noted
+ * with the path at fault and the plan goes on; else it ends the plan (-1). */
+struct problems { struct wstrv *paths, *below, *msgs; size_t n; };
+
+static int problem(struct problems *pr, const char *path, const char *below, struct werr *err)
+{
+	if (!pr)
+		return -1;
+	wstrv_push(pr->paths, path);
+	wstrv_push(pr->below, below ? below : "");
+	wstrv_push(pr->msgs, err->msg);
+	werr_clear(err);
+	pr->n++;
+	return 0;
+}
+
+static int plan_make(const struct jail_spec *spec, struct wplan *plan, struct problems *pr,
+                     struct werr *err)
 {
 	const struct wpolicy *p = spec->pol;
 	size_t i;
@@ -315,26 +325,61 @@ int jail_plan(const struct jail_spec *spec, struct wplan *plan, struct werr *err
 	for (i = 0; i < plan->n; i++) {
 		const char *q = plan->m[i].path;
 		if (q[0] != '/' || strstr(q, "/../") || !strcmp(q, "/") ||
-		    (strlen(q) >= 3 && !strcmp(q + strlen(q) - 3, "/..")))
-			return werr_set(err, 0, "policy %s: path '%s' must be absolute, "
-			                "below / and without '..'", p->name, q),
-			       jail_plan_free(plan), -1;
+		    (strlen(q) >= 3 && !strcmp(q + strlen(q) - 3, "/.."))) {
+			werr_set(err, 0, "policy %s: path '%s' must be absolute, below / and "
+			         "without '..'", p->name, q);
+			if (problem(pr, q, NULL, err) < 0)
+				goto fail;
 		/* these are built by the jail itself */
-		if (at_or_below(q, "/proc") || at_or_below(q, "/dev") || at_or_below(q, WPLAN_RELOC))
-			return werr_set(err, 0, "policy %s: '%s' cannot be mounted; warden "
-			                "builds /proc, /dev and " WPLAN_RELOC " itself", p->name, q),
-			       jail_plan_free(plan), -1;
+		} else if (at_or_below(q, "/proc") || at_or_below(q, "/dev") ||
+		           at_or_below(q, WPLAN_RELOC)) {
+			werr_set(err, 0, "policy %s: '%s' cannot be mounted: warden builds /proc, "
+			         "/dev and " WPLAN_RELOC " itself; remove it", p->name, q);
+			if (problem(pr, q, NULL, err) < 0)
+				goto fail;
+		}
 	}
+	if (pr && pr->n)
+		goto fail;   /* no source of a plan with such paths is looked at */
 	qsort(plan->m, plan->n, sizeof(*plan->m), cmp_mount);
 	plan_relocate(plan);
-	for (i = 0; i < plan->n; i++)
+	for (i = 0; i < plan->n; i++) {
+		const char *below = NULL;
+
 		if ((plan->m[i].kind == WM_BIND_RO || plan->m[i].kind == WM_BIND_RW) &&
-		    plan_source(spec, plan, &plan->m[i], err) < 0)
+		    plan_source(spec, plan, &plan->m[i], &below, err) < 0 &&
+		    problem(pr, plan->m[i].path, below, err) < 0)
 			goto fail;
+	}
+	if (pr && pr->n)
+		goto fail;
 	return 0;
 fail:
 	jail_plan_free(plan);
 	return -1;
+}
+
+int jail_plan(const struct jail_spec *spec, struct wplan *plan, struct werr *err)
+{
+	return plan_make(spec, plan, NULL, err);
+}
+
+int jail_plan_check(const struct jail_spec *spec, struct wstrv *paths, struct wstrv *below,
+                    struct wstrv *msgs)
+{
+	struct problems pr = { .paths = paths, .below = below, .msgs = msgs };
+	struct wplan plan;
+	struct werr err = { 0 };
+
+	if (spec->protect_reg)
+		return -1;   /* a check makes nothing on the host */
+	if (plan_make(spec, &plan, &pr, &err) < 0) {
+		if (!pr.n)
+			problem(&pr, "", NULL, &err);   /* one that ends the plan anyway */
+		return -1;
+	}
+	jail_plan_free(&plan);
+	return 0;
 }
 
 void jail_plan_free(struct wplan *plan)

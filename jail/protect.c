@@ -135,7 +135,11 @@ static void give_to_owner(int dir, const char *name)
  * make it either). */
 static int placeholder(struct pctx *c, int dir, const char *name, const char *path, bool as_dir)
 {
-	int r = as_dir ? mkdirat(dir, name, 0700) : symlinkat(WPROTECT_PLACEHOLDER_TARGET, dir, name);
+	int r;
+
+	if (!c->spec->protect_reg)
+		return -1;   /* nowhere to list it (`warden policy check`): none is made */
+	r = as_dir ? mkdirat(dir, name, 0700) : symlinkat(WPROTECT_PLACEHOLDER_TARGET, dir, name);
 
 	if (r < 0 && errno != EEXIST)
 		return -1;
@@ -295,12 +299,17 @@ int wprotect_cleaner_main(void)
 	return 0;
 }
 
-char *wprotect_reg_default_dir(void)
+char *wprotect_reg_default_dir(const char *home)
 {
 	const char *rt = getenv("XDG_RUNTIME_DIR"), *state = getenv("XDG_STATE_HOME");
-	const char *home = getenv("HOME");
 
-	if (rt && rt[0] == '/')
+	struct stat st;
+
+	/* the runtime directory as the XDG spec defines it: ours, 0700.  One
+	 * that is not (XDG_RUNTIME_DIR kept from another user by su or sudo)
+	 * is passed over, as the spec asks */
+	if (rt && rt[0] == '/' && stat(rt, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    st.st_uid == geteuid() && !(st.st_mode & 077))
 		return xasprintf("%s/warden", rt);
 	if (geteuid() == 0)
 		return xstrdup("/run/warden");
@@ -354,7 +363,7 @@ static void apply(struct pctx *c, const char *rel, unsigned what, int kind, int 
 			break;
 		fd = openat(dir, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0 && errno == ENOENT && !last && (what & WCAT_PROTECT) && container(sofar) &&
-		    mkdirat(dir, comp, 0700) == 0) {
+		    c->spec->protect_reg && mkdirat(dir, comp, 0700) == 0) {
 			give_to_owner(dir, comp);
 			reg_add(c->spec, full);   /* removed with the rest if still empty */
 			fd = openat(dir, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -478,7 +487,7 @@ static void project_at(struct pctx *c, const char *rel, int dfd, bool nested)
 		 * placeholder (a symlink) would show in `git status` and be
 		 * committed by `git add -A`; the tools that read these files ask
 		 * before they act on a new one (SECURITY.md). */
-		if ((e->kind == WCAT_FILE || nested) && !(what & WCAT_HIDE) &&
+		if ((e->kind == WCAT_FILE || nested) &&
 		    faccessat(dfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		p = xasprintf("%s%s%s", rel, rel[0] ? "/" : "", name);

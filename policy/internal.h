@@ -78,10 +78,13 @@ enum wfield {
 /* Read the keys present in `root` into *p (which starts zeroed) and mark
  * them in set[]; append[f] marks a list or map written "KEY+" (its entries
  * are added to the inherited ones).  `extends` receives the parent's name,
- * if any. */
+ * if any.  errs NULL: the first error ends the parse (-1, err).  Else
+ * (`warden policy check`) each key's error is appended to errs and the
+ * parse goes on with the next key; -1 when there was any (err clear),
+ * or for an error that ends it anyway (err set, not appended). */
 int wpolicy_parse_fields(const struct wsrc *s, json_object *root, struct wpolicy *p,
                          bool set[F__COUNT], bool append[F__COUNT], char **extends,
-                         struct werr *err);
+                         struct wstrv *errs, struct werr *err);
 
 /* "filesystem.read_only" for F_READ_ONLY (the section and the key, as
  * written in a file), in buf; "" for a top-level field. */
@@ -105,11 +108,15 @@ int wpath_normalize(const char *raw, char **out, const char **why);
 void wpolicy_defaults(struct wpolicy *p);
 
 /* Move the fields set[] in `child` over those of `base` (the resolved
- * parent, or the defaults), or add them to base's for append[], then check what spans several keys.  A key set
- * in this file wins over an inherited one it contradicts; two keys of the
- * same file that contradict each other are an error located in `s`. */
+ * parent, or the defaults), or add them to base's for append[], then check
+ * what spans several keys.  A key set in this file wins over an inherited
+ * one it contradicts; two keys of the same file that contradict each other
+ * are an error located in `s`.  errs as for wpolicy_parse_fields: each
+ * error appended and the checks go on (the entry in question kept), -1
+ * at the end when there was any. */
 int wpolicy_merge(const struct wsrc *s, struct wpolicy *base, struct wpolicy *child,
-                  const bool set[F__COUNT], const bool append[F__COUNT], struct werr *err);
+                  const bool set[F__COUNT], const bool append[F__COUNT], struct wstrv *errs,
+                  struct werr *err);
 
 /* ---- expand.c ---------------------------------------------------------- */
 

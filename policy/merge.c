@@ -84,6 +84,13 @@ void wpolicy_defaults(struct wpolicy *p)
 	wstrv_push(&p->env_set_keys, "NODE_PATH");
 	wstrv_push(&p->env_set_vals, "/usr/local/lib/node_modules:/usr/lib/node_modules:"
 	           "/usr/share/nodejs");
+	/* OpenBLAS (numpy) starts a thread per host CPU at import and fails
+	 * to import when the pids limit refuses them: one thread, as the
+	 * jail's cpus limit is one CPU by default anyway */
+	wstrv_push(&p->env_set_keys, "OPENBLAS_NUM_THREADS");
+	wstrv_push(&p->env_set_vals, "1");
+	wstrv_push(&p->env_set_keys, "OMP_NUM_THREADS");
+	wstrv_push(&p->env_set_vals, "1");
 	p->workspace_writable = true;
 }
 
@@ -146,7 +153,21 @@ struct mctx {
 	const bool *append;
 	size_t own[F__COUNT];
 	struct werr *err;
+	struct wstrv *errs;   /* `warden policy check`: every error, the checks go on */
+	bool failed;
 };
+
+/* An error of one check.  Collecting (m->errs), it is noted and the check
+ * goes on, keeping the entry in question; else it ends the merge (-1). */
+static int merr(struct mctx *m)
+{
+	if (!m->errs)
+		return -1;
+	wstrv_push(m->errs, m->err->msg);
+	werr_clear(m->err);
+	m->failed = true;
+	return 0;
+}
 
 static bool mine(const struct mctx *m, int f, size_t i)
 {
@@ -207,10 +228,14 @@ static int append_field(struct mctx *m, struct wpolicy *base, struct wpolicy *ch
 		m->own[f] = v->n;
 		for (i = 0; i < cv->n; i++) {
 			if (wstrv_contains(v, cv->v[i])) {
-				_cleanup_free_ char *where = entry_path(m, f, v->n);
-				return wsrc_err_val(m->s, where, m->err, "\"%s\" is already in the "
-				                    "inherited \"%s\"; remove it from \"%s+\"",
-				                    cv->v[i], key, key);
+				_cleanup_free_ char *where = entry_path(m, f, m->own[f] + i);
+
+				wsrc_err_val(m->s, where, m->err, "\"%s\" is already in the "
+				             "inherited \"%s\"; remove it from \"%s+\"",
+				             cv->v[i], key, key);
+				if (merr(m) < 0)
+					return -1;
+				continue;
 			}
 			wstrv_push(v, cv->v[i]);
 		}
@@ -300,8 +325,10 @@ static int resolve_pair(struct mctx *m, struct wpolicy *p, int a, size_t i, int 
 			continue;
 		if (mine(m, cat_field[a], i) && mine(m, cat_field[b], j)) {
 			_cleanup_free_ char *where = cat_path(m, p, b, j);
-			return wsrc_err_val(m->s, where, m->err, "\"%s\" is in both \"%s\" and "
-			                    "\"%s\"; keep it in one", path, cat_key[a], cat_key[b]);
+
+			wsrc_err_val(m->s, where, m->err, "\"%s\" is in both \"%s\" and "
+			             "\"%s\"; keep it in one", path, cat_key[a], cat_key[b]);
+			return merr(m);   /* collecting: both kept, the scan goes on */
 		}
 		if (mine(m, cat_field[a], i)) {
 			cat_remove(m, p, b, j);   /* inherited: the explicit entry wins */
@@ -341,9 +368,14 @@ static int check_paths(struct mctx *m, struct wpolicy *p)
 		}
 		if (mine(m, F_OPTIONAL, i)) {
 			_cleanup_free_ char *where = entry_path(m, F_OPTIONAL, i);
-			return wsrc_err_val(m->s, where, m->err, "\"%s\" is in \"optional\" but not "
-			                    "in \"read_only\"; add it to \"read_only\" too, or remove "
-			                    "it", o);
+
+			wsrc_err_val(m->s, where, m->err, "\"%s\" is in \"optional\" but not "
+			             "in \"read_only\"; add it to \"read_only\" too, or remove "
+			             "it", o);
+			if (merr(m) < 0)
+				return -1;
+			i++;
+			continue;
 		}
 		gone(m, F_OPTIONAL, i);
 		wstrv_remove_at(&p->optional, i);
@@ -355,11 +387,13 @@ static int check_network(struct mctx *m, struct wpolicy *p)
 {
 	if (p->net == WNET_PROXY || p->net_allow.n == 0)
 		return 0;
-	if (m->set[F_NET_ALLOW])
-		return wsrc_err_key(m->s, m->append[F_NET_ALLOW] ? "network.allow+" : "network.allow",
-		                    m->err, "\"allow\" has no effect when \"mode\" is \"%s\"; "
-		                    "set \"mode\": \"proxy\" or remove \"allow\"",
-		                    policy_net_mode_name(p->net));
+	if (m->set[F_NET_ALLOW]) {
+		wsrc_err_key(m->s, m->append[F_NET_ALLOW] ? "network.allow+" : "network.allow",
+		             m->err, "\"allow\" has no effect when \"mode\" is \"%s\"; "
+		             "set \"mode\": \"proxy\" or remove \"allow\"",
+		             policy_net_mode_name(p->net));
+		return merr(m);
+	}
 	wstrv_free(&p->net_allow);
 	return 0;
 }
@@ -384,9 +418,13 @@ static int check_exclusive(struct mctx *m, struct wstrv *a, int fa, struct wstrv
 			                                      entry_path(m, fb, j);
 			char ka[64], kb[64];
 
-			return wsrc_err_key(m->s, where, m->err, "\"%s\" is in both \"%s\" and "
-			                    "\"%s\"; %s", a->v[i], field_key(fa, ka, sizeof(ka)),
-			                    field_key(fb, kb, sizeof(kb)), what);
+			wsrc_err_key(m->s, where, m->err, "\"%s\" is in both \"%s\" and "
+			             "\"%s\"; %s", a->v[i], field_key(fa, ka, sizeof(ka)),
+			             field_key(fb, kb, sizeof(kb)), what);
+			if (merr(m) < 0)
+				return -1;
+			i++;
+			continue;
 		}
 		if (mine(m, fa, i)) {
 			gone(m, fb, j);
@@ -403,9 +441,10 @@ static int check_exclusive(struct mctx *m, struct wstrv *a, int fa, struct wstrv
 }
 
 int wpolicy_merge(const struct wsrc *s, struct wpolicy *base, struct wpolicy *child,
-                  const bool set[F__COUNT], const bool append[F__COUNT], struct werr *err)
+                  const bool set[F__COUNT], const bool append[F__COUNT], struct wstrv *errs,
+                  struct werr *err)
 {
-	struct mctx m = { .s = s, .set = set, .append = append, .err = err };
+	struct mctx m = { .s = s, .set = set, .append = append, .err = err, .errs = errs };
 	int f;
 
 	for (f = 0; f < F__COUNT; f++) {
@@ -429,5 +468,5 @@ int wpolicy_merge(const struct wsrc *s, struct wpolicy *base, struct wpolicy *ch
 	                    NULL, "remove it from one") < 0)
 		return -1;
 	base->workspace_writable = wstrv_contains(&base->read_write, "$WORKSPACE");
-	return 0;
+	return m.failed ? -1 : 0;
 }

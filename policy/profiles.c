@@ -150,10 +150,23 @@ static char *default_name(const char *source)
 }
 
 static int load_cand(const struct cand *c, const char *want_name, struct chain *ch,
-                     struct wpolicy **out, struct werr *err);
+                     struct wstrv *errs, struct wpolicy **out, struct werr *err);
+
+/* An error found while loading.  Collecting (errs: policy_check_*), it is
+ * noted (once: a nested load that noted its own leaves err clear) and the
+ * caller goes on where it can; false.  Else true: the load ends. */
+static bool load_failed(struct wstrv *errs, struct werr *err)
+{
+	if (!errs)
+		return true;
+	if (err->msg[0])
+		wstrv_push(errs, err->msg);
+	werr_clear(err);
+	return false;
+}
 
 static int resolve_extends(const struct wsrc *s, const char *parent, struct chain *ch,
-                           struct wpolicy **out, struct werr *err)
+                           struct wstrv *errs, struct wpolicy **out, struct werr *err)
 {
 	struct cand cands[2];
 	size_t n, i, pick;
@@ -182,7 +195,7 @@ static int resolve_extends(const struct wsrc *s, const char *parent, struct chai
 		r = wsrc_err_val(s, "extends", err, "more than %d profiles extend each other; "
 		                 "flatten the chain", WPOLICY_MAX_DEPTH);
 	} else {
-		r = load_cand(&cands[pick], parent, ch, out, err);
+		r = load_cand(&cands[pick], parent, ch, errs, out, err);
 	}
 	for (i = 0; i < n; i++)
 		cand_clear(&cands[i]);
@@ -190,11 +203,16 @@ static int resolve_extends(const struct wsrc *s, const char *parent, struct chai
 }
 
 /* Parse one text, resolve what it extends, merge.  The chain holds the
- * profiles outside this one; `id` identifies this one. */
+ * profiles outside this one; `id` identifies this one.  errs: collect
+ * every error (load_failed) and go on where that is safe: past a key that
+ * failed (it is then absent), a name that does not match, a check across
+ * keys; not past text that is not JSON or a parent that cannot be loaded
+ * (nothing to merge with).  -1 when errs got any. */
 static int load_text(const char *source, const char *id, const char *text, size_t len,
-                     const char *want_name, struct chain *ch, struct wpolicy **out,
-                     struct werr *err)
+                     const char *want_name, struct chain *ch, struct wstrv *errs,
+                     struct wpolicy **out, struct werr *err)
 {
+	size_t n0 = errs ? errs->n : 0;
 	struct wsrc s = { .source = source, .text = text, .len = len };
 	json_object *root = NULL;
 	struct wpolicy *child = NULL, *base = NULL;
@@ -203,10 +221,13 @@ static int load_text(const char *source, const char *id, const char *text, size_
 	int r = -1;
 
 	*out = NULL;
-	if (wsrc_parse(&s, &root, err) < 0)
+	if (wsrc_parse(&s, &root, err) < 0) {
+		load_failed(errs, err);
 		goto out;
+	}
 	child = xcalloc(1, sizeof(*child));
-	if (wpolicy_parse_fields(&s, root, child, set, append, &extends, err) < 0)
+	if (wpolicy_parse_fields(&s, root, child, set, append, &extends, errs, err) < 0 &&
+	    load_failed(errs, err))
 		goto out;
 	if (!child->name) {
 		child->name = default_name(source);
@@ -214,23 +235,30 @@ static int load_text(const char *source, const char *id, const char *text, size_
 		wsrc_err_val(&s, "name", err, "\"name\" is \"%s\" but the profile is \"%s\"; "
 		             "make the name match the file name (%s.json)", child->name,
 		             want_name, want_name);
-		goto out;
+		if (load_failed(errs, err))
+			goto out;
 	}
 	ch->id[ch->n] = id;
 	ch->name[ch->n] = child->name;
 	ch->n++;
 	if (extends) {
-		r = resolve_extends(&s, extends, ch, &base, err);
+		r = resolve_extends(&s, extends, ch, errs, &base, err);
 	} else {
 		base = xcalloc(1, sizeof(*base));
 		wpolicy_defaults(base);
 		r = 0;
 	}
 	ch->n--;
-	if (r < 0)
+	if (r < 0) {
+		load_failed(errs, err);
 		goto out;
+	}
 	r = -1;
-	if (wpolicy_merge(&s, base, child, set, append, err) < 0)
+	if (wpolicy_merge(&s, base, child, set, append, errs, err) < 0) {
+		load_failed(errs, err);
+		goto out;
+	}
+	if (errs && errs->n > n0)
 		goto out;
 	free(base->name);
 	free(base->source);
@@ -269,7 +297,7 @@ static int read_policy_file(const char *path, char **text, size_t *len, struct w
 }
 
 static int load_cand(const struct cand *c, const char *want_name, struct chain *ch,
-                     struct wpolicy **out, struct werr *err)
+                     struct wstrv *errs, struct wpolicy **out, struct werr *err)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len;
@@ -277,10 +305,10 @@ static int load_cand(const struct cand *c, const char *want_name, struct chain *
 	*out = NULL;
 	if (c->builtin_json)
 		return load_text(c->source, c->id, c->builtin_json, strlen(c->builtin_json),
-		                 want_name, ch, out, err);
+		                 want_name, ch, errs, out, err);
 	if (read_policy_file(c->path, &text, &len, err) < 0)
 		return -1;
-	return load_text(c->source, c->id, text, len, want_name, ch, out, err);
+	return load_text(c->source, c->id, text, len, want_name, ch, errs, out, err);
 }
 
 int policy_load_buffer(const char *source, const char *text, size_t len,
@@ -293,10 +321,11 @@ int policy_load_buffer(const char *source, const char *text, size_t len,
 		source = "<buffer>";
 	if (!text)
 		return werr_set(err, 0, "%s: no policy text", source);
-	return load_text(source, source, text, len, NULL, &ch, out, err);
+	return load_text(source, source, text, len, NULL, &ch, NULL, out, err);
 }
 
-int policy_load_file(const char *path, struct wpolicy **out, struct werr *err)
+static int load_file(const char *path, struct wstrv *errs, struct wpolicy **out,
+                     struct werr *err)
 {
 	_cleanup_free_ char *text = NULL, *id = NULL;
 	struct chain ch = { .n = 0 };
@@ -304,12 +333,13 @@ int policy_load_file(const char *path, struct wpolicy **out, struct werr *err)
 
 	*out = NULL;
 	if (read_policy_file(path, &text, &len, err) < 0)
-		return -1;
+		return load_failed(errs, err), -1;
 	id = file_id(path);
-	return load_text(path, id, text, len, NULL, &ch, out, err);
+	return load_text(path, id, text, len, NULL, &ch, errs, out, err);
 }
 
-int policy_load_profile(const char *name, struct wpolicy **out, struct werr *err)
+static int load_profile(const char *name, struct wstrv *errs, struct wpolicy **out,
+                        struct werr *err)
 {
 	struct chain ch = { .n = 0 };
 	struct cand cands[2];
@@ -317,18 +347,57 @@ int policy_load_profile(const char *name, struct wpolicy **out, struct werr *err
 	int r;
 
 	*out = NULL;
-	if (!name || !wprofile_name_ok(name))
-		return werr_set(err, 0, "\"%s\" is not a profile name; names use letters, digits, "
-		                "'-', '_' and '.', e.g. \"workspace\"", name ? name : "");
+	if (!name || !wprofile_name_ok(name)) {
+		werr_set(err, 0, "\"%s\" is not a profile name; names use letters, digits, "
+		         "'-', '_' and '.', e.g. \"workspace\"", name ? name : "");
+		return load_failed(errs, err), -1;
+	}
 	n = candidates(name, cands);
 	if (n == 0) {
 		_cleanup_free_ char *avail = available_names();
-		return werr_set(err, 0, "unknown profile \"%s\"; available profiles: %s", name, avail);
+		werr_set(err, 0, "unknown profile \"%s\"; available profiles: %s", name, avail);
+		return load_failed(errs, err), -1;
 	}
-	r = load_cand(&cands[0], name, &ch, out, err);
+	r = load_cand(&cands[0], name, &ch, errs, out, err);
+	if (r < 0)
+		load_failed(errs, err);   /* a file that could not be read */
 	for (i = 0; i < n; i++)
 		cand_clear(&cands[i]);
 	return r;
+}
+
+int policy_load_file(const char *path, struct wpolicy **out, struct werr *err)
+{
+	return load_file(path, NULL, out, err);
+}
+
+int policy_load_profile(const char *name, struct wpolicy **out, struct werr *err)
+{
+	return load_profile(name, NULL, out, err);
+}
+
+int policy_check_file(const char *path, struct wstrv *errors, struct wpolicy **out)
+{
+	struct werr err = { 0 };
+	size_t n0 = errors->n;
+
+	if (load_file(path, errors, out, &err) == 0 && errors->n == n0)
+		return 0;
+	policy_free(*out);
+	*out = NULL;
+	return -1;
+}
+
+int policy_check_profile(const char *name, struct wstrv *errors, struct wpolicy **out)
+{
+	struct werr err = { 0 };
+	size_t n0 = errors->n;
+
+	if (load_profile(name, errors, out, &err) == 0 && errors->n == n0)
+		return 0;
+	policy_free(*out);
+	*out = NULL;
+	return -1;
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -6,6 +6,7 @@
 
 #include <json-c/json.h>
 
+#include "warden/auditlog.h"
 #include "warden/err.h"
 
 struct waudit;
@@ -18,15 +19,4 @@ int waudit_open(const char *path, struct waudit **out, struct werr *err);
 void waudit_emit(struct waudit *a, const char *event, json_object *rec);
 void waudit_close(struct waudit *a);
 const char *waudit_path(const struct waudit *a);   /* the file it appends to */
-/* The line waudit_emit writes (with its newline; *len counts it),
- * malloc'd.  Takes ownership of rec. */
-char *waudit_format(const char *ts, const char *event, json_object *rec, size_t *len);
-/* `warden audit`'s reader (supervisor/cmd_audit.c): one line, without its
- * newline, parsed strictly and checked against the fields and types of its
- * event.  The record, or NULL with why set.  tok: a json_tokener_new()
- * that the caller reuses and frees. */
-json_object *waudit_parse_line(json_tokener *tok, const char *line, size_t len,
-                               char *why, size_t whylen);
-char *waudit_default_path(void);
-
 #endif

@@ -55,19 +55,6 @@ static char *broker_path(void)
 	return xasprintf("%s/../libexec/warden/warden-broker", self);
 }
 
-char *sv_xdg_dir(const char *var, const char *fallback, struct werr *err)
-{
-	const char *x = getenv(var), *home = sv_caller_home();
-
-	if (x && x[0] == '/')
-		return xasprintf("%s/warden", x);
-	if (!home || home[0] != '/') {
-		werr_set(err, 0, "neither $%s nor $HOME is an absolute path: set one of them", var);
-		return NULL;
-	}
-	return xasprintf("%s/%s/warden", home, fallback);
-}
-
 static int broker_identity(const char *user, uid_t *uid, gid_t *gid, struct werr *err)
 {
 	struct passwd *pw = getpwnam(user);
@@ -220,7 +207,7 @@ static int open_user_dir(const char *path, bool drop, gid_t gid, mode_t mode, st
 /* What the broker reads from the environment, and the libraries it uses
  * (locale, terminal, libcurl, OpenSSL).  Anything else stays behind.
  * TERM_PROGRAM and KITTY_WINDOW_ID only name the terminal (the chat draws
- * images inline where it can: broker/chat_run.c); they lead nowhere. */
+ * images inline where it can: broker/chat/chat_run.c); they lead nowhere. */
 static bool env_kept(const char *kv)
 {
 	static const char *const keep[] = {

@@ -174,6 +174,20 @@ fail:
 	return NULL;
 }
 
+/* warden's directory under $VAR, or under HOME/fallback. */
+char *sv_xdg_dir(const char *var, const char *fallback, struct werr *err)
+{
+	const char *x = getenv(var), *home = sv_caller_home();
+
+	if (x && x[0] == '/')
+		return xasprintf("%s/warden", x);
+	if (!home || home[0] != '/') {
+		werr_set(err, 0, "neither $%s nor $HOME is an absolute path: set one of them", var);
+		return NULL;
+	}
+	return xasprintf("%s/%s/warden", home, fallback);
+}
+
 static bool path_within(const char *path, const char *base)
 {
 	size_t n = strlen(base);
@@ -208,12 +222,12 @@ void sv_own_hides(const char *ws, const char *audit_path, struct wstrv *out)
 
 int sv_open_reg(struct wprotect_reg *reg, struct werr *err)
 {
-	_cleanup_free_ char *dir = wprotect_reg_default_dir();
+	_cleanup_free_ char *dir = wprotect_reg_default_dir(sv_caller_home());
 
 	reg->dir_fd = reg->lock_fd = -1;
 	if (!dir)
 		return werr_set(err, 0, "no place for the placeholders' registry: set "
-		                "XDG_RUNTIME_DIR or HOME");
+		                "XDG_RUNTIME_DIR or HOME to an absolute path");
 	return wprotect_reg_open(reg, dir, err);
 }
 

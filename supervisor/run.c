@@ -41,8 +41,8 @@
 #include "limrep.h"
 #include "loop.h"
 #include "sv.h"
+#include "run_int.h"
 
-#define RELAY_BUF (64 * 1024)
 #define RELAY_SPLICE (1024 * 1024) /* per splice(2): what a pipe holds, at most */
 #define CPU_POLL_MS 100
 
@@ -59,52 +59,6 @@ static int apply_overrides(struct wpolicy *p, const struct wrun_opts *o, struct 
 
 /* --- the event loop (supervisor/loop.c) ----------------------------------- */
 
-struct run {
-	struct wloop loop;         /* first: run_of() */
-	struct wsrc out, err;      /* jail's stdout/stderr (read ends) */
-	int out_fd, err_fd;        /* where they go */
-	/* A stream whose destination is a terminal goes through the terminal
-	 * sanitizer (include/warden/sanitize.h), unless --raw: the jail must
-	 * not retitle the window, move the cursor or set the clipboard.
-	 * NULL: relayed byte for byte (a pipe, a file, --raw). */
-	struct wsan *san_out, *san_err;
-	struct wsan san[2];
-	struct sbuf san_buf;
-	struct wsrc in_src, in_dst; /* warden's stdin -> jail's stdin pipe */
-	bool in_src_pollable;
-	char inbuf[RELAY_BUF];
-	size_t in_len, in_off;
-	struct wsrc pid, wall, cpu, notify_src, sig;
-	struct wnotify notify;
-	uint64_t output, output_limit;
-	bool exited, out_closed;
-	bool no_splice[2];         /* stdout, stderr: splice refused, read/write */
-	int sigints;
-	int stop_signal;           /* the signal that made warden kill the jail, or 0 */
-	uint64_t cpu_limit_ns;
-	char buf[RELAY_BUF];
-
-	/* the run's steps (wrun) */
-	const struct wrun_opts *o;
-	struct wpolicy *pol;
-	struct waudit *audit;
-	struct jailrun jr;
-	char ws[PATH_MAX];
-	const char *home;
-	char **env;
-	struct wstrv hides;        /* warden's own files in the workspace (sv_own_hides) */
-	struct wprotect_reg reg;   /* placeholders (warden/protect.h) */
-	int out_p[2], err_p[2], in_p[2];
-	/* stdout handed to the program directly (direct_stdout): a fresh
-	 * write description of the caller's pipe, and its size to restore */
-	int direct_fd;
-	int direct_pipe_size;
-	sigset_t mask, oldmask;
-	bool sig_blocked;
-	uint64_t t0;
-};
-
-static void report_protect(const struct run *r);
 
 #define run_of(lp) ((struct run *)((char *)(lp) - offsetof(struct run, loop)))
 
@@ -350,50 +304,6 @@ static void run_loop(struct run *r)
 			break;
 }
 
-/* --- summary ------------------------------------------------------------ */
-
-static json_object *limits_json(const struct wpolicy *p, const struct wcg *cg, bool landlock,
-                                int abi)
-{
-	enum wmech mech[WLIM__N];
-	json_object *o;
-	char buf[64];
-
-	for (int k = 0; k < WLIM__N; k++)
-		mech[k] = wcg_mech(cg, (enum wlimit_kind)k);
-	o = limits_mech_object(p, mech);
-	json_object_object_add(o, "tmpfs", json_object_new_string("tmpfs size"));
-	if (landlock)
-		snprintf(buf, sizeof(buf), "landlock-abi-%d", abi);
-	else
-		snprintf(buf, sizeof(buf), "unavailable");
-	json_object_object_add(o, "filesystem", json_object_new_string(buf));
-	return o;
-}
-
-static void write_json_file(const char *path, json_object *o)
-{
-	char *tmp = xasprintf("%s.tmp.%d", path, getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-	                                                  JSON_C_TO_STRING_NOSLASHESCAPE);
-
-	if (fd < 0 || write_all(fd, s, strlen(s)) < 0 || write_all(fd, "\n", 1) < 0 ||
-	    close(fd) < 0 || rename(tmp, path) < 0) {
-		wlog_warn("writing the summary %s: %s", path, strerror(errno));
-		unlink(tmp);
-	}
-	free(tmp);
-}
-
-static json_object *strv_json(char *const *v)
-{
-	json_object *a = json_object_new_array();
-	for (; *v; v++)
-		json_object_array_add(a, json_object_new_string(*v));
-	return a;
-}
-
 /* --- wrun: the steps ------------------------------------------------------- */
 
 /* The policy, the workspace, the environment and the audit log. */
@@ -531,7 +441,6 @@ static int run_prepare(struct run *r, struct jail_spec *spec, struct werr *err)
 	r->output_limit = r->pol->limits.output;
 
 	spec->workspace = r->ws;
-	spec->workspace_fd = -1;
 	spec->home = r->home;
 	spec->protect_extra = r->hides.v;
 	spec->protect_reg = &r->reg;
@@ -545,7 +454,6 @@ static int run_prepare(struct run *r, struct jail_spec *spec, struct werr *err)
 	}
 	spec->stdout_fd = r->direct_fd >= 0 ? r->direct_fd : r->out_p[1];
 	spec->stderr_fd = r->err_p[1];
-	spec->keep_fd = -1;
 	spec->hostname = "warden";
 	spec->new_session = true;
 	return 0;
@@ -659,6 +567,8 @@ static void run_judge(struct run *r, struct wrun_result *res)
 	    fcntl(r->out_fd, F_GETPIPE_SZ) != r->direct_pipe_size)
 		(void)fcntl(r->out_fd, F_SETPIPE_SZ, r->direct_pipe_size);
 	res->denied_total = r->notify.total;
+	/* the namespace's counters outlive init: its files are held open */
+	res->have_net = jail_net_unreachable(&r->jr.jl, &res->net_unreachable) == 0;
 	jr_judge(&r->jr, &st, false, &si, 0, false, &e);
 	res->reason = e.reason;
 	res->exit_code = e.exit_code;
@@ -671,102 +581,6 @@ static void run_judge(struct run *r, struct wrun_result *res)
 		res->exit_status = 128 + r->stop_signal;
 	else
 		r->stop_signal = 0;
-}
-
-/* The summary (--json), run_end in the audit log, and the lines on stderr. */
-static void run_report(struct run *r, struct wrun_result *res)
-{
-	const struct wpolicy *pol = r->pol;
-	struct wcg *cg = r->jr.cg;
-	json_object *denied = wnotify_to_json(&r->notify), *summary = json_object_new_object();
-
-	json_object_object_add(summary, "session", json_object_new_string(res->session));
-	json_object_object_add(summary, "exit_code", res->signal ? json_object_new_null()
-	                                                         : json_object_new_int(res->exit_code));
-	json_object_object_add(summary, "signal", res->signal ? json_object_new_int(res->signal)
-	                                                      : json_object_new_null());
-	json_object_object_add(summary, "exit_status", json_object_new_int(res->exit_status));
-	json_object_object_add(summary, "reason", json_object_new_string(wblock_reason_name(res->reason)));
-	json_object_object_add(summary, "wall_ms", json_object_new_int64((int64_t)res->wall_ms));
-	json_object_object_add(summary, "cpu_ms", json_object_new_int64((int64_t)res->cpu_ms));
-	json_object_object_add(summary, "peak_memory_bytes", json_object_new_int64((int64_t)res->peak_memory));
-	/* null: stdout went into the caller's pipe uncounted (direct_stdout) */
-	json_object_object_add(summary, "output_bytes", res->output_direct ? json_object_new_null()
-	                       : json_object_new_int64((int64_t)res->output_bytes));
-	json_object_object_add(summary, "denied_syscalls", denied);
-	json_object_object_add(summary, "limits", limits_json(pol, cg, r->jr.jl.landlock, r->jr.jl.landlock_abi));
-	json_object_object_add(summary, "profile", json_object_new_string(pol->name));
-	if (r->o->json_file)
-		write_json_file(r->o->json_file, summary);
-	{
-		json_object *drop = json_object_new_object();
-		json_object_object_add(drop, "session", json_object_new_string(res->session));
-		wnotify_flush_dropped(&r->notify, drop);
-	}
-	waudit_emit(r->audit, "run_end", json_object_get(summary));
-	json_object_put(summary);
-	if (r->o->quiet)
-		return;
-	if (r->stop_signal)
-		wlog_error("stopped: warden was asked to stop (%s) and killed the jail "
-		           "(session %s)", r->stop_signal == SIGINT ? "Ctrl-C twice" :
-		           r->stop_signal == SIGHUP ? "SIGHUP" : r->stop_signal == SIGQUIT ?
-		           "SIGQUIT" : "SIGTERM", res->session);
-	if (res->reason != WB_EXITED && res->reason != WB_SIGNALED) {
-		char lim[32] = "";
-		if (res->reason == WB_TIMEOUT)
-			format_duration_ms(pol->limits.wall_ms, lim, sizeof(lim));
-		else if (res->reason == WB_OUTPUT)
-			format_size(pol->limits.output, lim, sizeof(lim));
-		else if (res->reason == WB_OOM)
-			format_size(pol->limits.memory, lim, sizeof(lim));
-		else if (res->reason == WB_CPU_TIME)
-			format_duration_ms(pol->limits.cpu_ms, lim, sizeof(lim));
-		else if (res->reason == WB_PIDS)
-			snprintf(lim, sizeof(lim), "%" PRIu64, pol->limits.pids);
-		wlog_error("stopped: %s limit%s%s reached (session %s)", wblock_reason_name(res->reason),
-		           lim[0] ? " " : "", lim, res->session);
-	}
-	if (r->notify.n) {
-		char line[1024];
-		wnotify_summary(&r->notify, line, sizeof(line));
-		wlog_error("denied syscalls: %s; see `warden audit --session %s`", line, res->session);
-	}
-	{
-		char weak[128] = "", none[64] = "";
-		for (int k = 0; k < WLIM__N; k++) {
-			enum wmech m = wcg_mech(cg, (enum wlimit_kind)k);
-			char *dst = m == WMECH_RLIMIT ? weak : m == WMECH_UNAVAILABLE ? none : NULL;
-			size_t cap = m == WMECH_RLIMIT ? sizeof(weak) : sizeof(none);
-			if (dst)
-				snprintf(dst + strlen(dst), cap - strlen(dst), "%s%s",
-				         dst[0] ? ", " : "", wlimit_kind_name((enum wlimit_kind)k));
-		}
-		if (weak[0] || none[0])
-			wlog_warn("no writable cgroup: %s%s%s%s%s; see `warden doctor`",
-			          weak[0] ? weak : "", weak[0] ? " limit enforced by per-process rlimits only" : "",
-			          weak[0] && none[0] ? ", " : "", none[0] ? none : "",
-			          none[0] ? " limit enforced by nothing" : "");
-	}
-	if (!r->jr.jl.landlock)
-		wlog_warn("Landlock is unavailable on this kernel: mounts alone confine the filesystem");
-}
-
-/* At the start: the workspace holds the caller's home, so say what is
- * protected there; and a scan that stopped at its bound (jail/protect.c). */
-static void report_protect(const struct run *r)
-{
-	const struct wprotect_stats *p = &r->jr.jl.protect;
-
-	if (p->incomplete)
-		wlog_warn("the workspace has more entries than warden scans for nested repositories "
-		          "(100,000): repositories beyond them are not protected");
-	if (r->o->quiet || !p->home)
-		return;
-	wlog_info("your home directory is in the workspace: %u paths your machine runs or trusts "
-	          "are read-only or kept from being created, %u credential paths are hidden; "
-	          "`warden policy show --catalog` lists them", p->protected_n + p->covered_n,
-	          p->hidden_n);
 }
 
 static void run_free(struct run *r)
@@ -811,7 +625,7 @@ static void run_free(struct run *r)
 int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err)
 {
 	struct run *r = xcalloc(1, sizeof(*r));
-	struct jail_spec spec = { 0 };
+	struct jail_spec spec = JAIL_SPEC_INIT;
 	int ret = -1;
 
 	r->reg.dir_fd = r->reg.lock_fd = -1;

@@ -1,4 +1,4 @@
-/* warden serve --stdio and warden chat: the supervisor half of the
+/* warden serve --stdio, warden mcp and warden chat: the supervisor half of the
  * privilege split (design.md §2).
  *
  *   1. load every profile the user allowed, and resolve the workspace
@@ -36,7 +36,7 @@
 #include "proxy.h"
 #include "session.h"
 #include "sv.h"
-#include "cmd.h"
+#include "warden/supervisor.h"
 #include "warden/log.h"
 #include "warden/util.h"
 
@@ -108,22 +108,6 @@ static void on_signal(struct wloop *l, struct wsrc *src, uint32_t events)
 
 /* --- the command line --------------------------------------------------------- */
 
-struct sv_opts {
-	const char *profiles[32];
-	size_t n_profiles;
-	const char *policy_file, *audit_log, *broker_user;
-	const char *files[WBROKER_FILES_MAX];   /* chat: --model replay:FILE, --resume FILE */
-	const char *roots[32];
-	size_t n_roots;
-	bool stdio;
-	bool named_default;     /* --profile/--sandbox given: profiles[0] */
-	size_t max_sessions;    /* --max-sessions; 0: SV_MAX_SESSIONS */
-	const char *net;        /* --net MODE, over every allowed profile */
-	char *allow[64];        /* --allow HOST[:PORT], added to each */
-	size_t n_allow;
-	unsigned pool;          /* --pool */
-	unsigned pool_idle_s;   /* --pool-idle */
-};
 
 static int add_policy(struct sv *sv, struct wpolicy *p)
 {
@@ -141,7 +125,7 @@ static int add_policy(struct sv *sv, struct wpolicy *p)
 
 /* Every allowed profile is loaded now, so a broken one fails at start with
  * its file:line:column, never in the middle of a conversation. */
-static int load_policies(struct sv *sv, const struct sv_opts *o, struct werr *err)
+static int load_policies(struct sv *sv, const struct wserve_opts *o, struct werr *err)
 {
 	struct wpolicy *p = NULL;
 
@@ -170,7 +154,7 @@ static int load_policies(struct sv *sv, const struct sv_opts *o, struct werr *er
 	return 0;
 }
 
-static int load_roots(struct sv *sv, const struct sv_opts *o, struct werr *err)
+static int load_roots(struct sv *sv, const struct wserve_opts *o, struct werr *err)
 {
 	char ws[PATH_MAX];
 
@@ -190,7 +174,7 @@ static int load_roots(struct sv *sv, const struct sv_opts *o, struct werr *err)
  * (sandbox_profile, at the top and in each chat profile) are allowed too;
  * the user wrote them.  A config that does not parse is the broker's to
  * report, with its line; here it only allows nothing. */
-static void config_profiles(struct sv_opts *o)
+static void config_profiles(struct wserve_opts *o)
 {
 	struct werr err = { 0 };
 	_cleanup_free_ char *dir = sv_xdg_dir("XDG_CONFIG_HOME", ".config", &err), *path = NULL;
@@ -216,201 +200,7 @@ static void config_profiles(struct sv_opts *o)
 	json_object_put(root);
 }
 
-enum { O_PROFILE = 256, O_POLICY, O_ALLOW_PROFILE, O_WORKSPACE, O_ALLOW_WS, O_AUDIT, O_USER,
-       O_STDIO, O_SANDBOX, O_HELP, O_MAX_SESSIONS, O_NET, O_ALLOW,
-       O_POOL, O_POOL_IDLE };
-
-static void serve_usage(FILE *f)
-{
-	fputs("usage: warden serve --stdio [OPTIONS]\n"
-	      "\n"
-	      "A JSON-lines API on stdin/stdout: sessions whose code runs in jails.\n"
-	      "\n"
-	      "  --profile NAME          the default sandbox profile (default: workspace)\n"
-	      "  --policy FILE           a policy file, allowed and made the default\n"
-	      "  --allow-profile NAME    also allow this profile in \"open\" (repeatable)\n"
-	      "  --workspace DIR         the default workspace (default: .); \"open\" may\n"
-	      "                          name it or a directory below it\n"
-	      "  --allow-workspace DIR   another allowed workspace root (repeatable)\n"
-	      "  --net MODE              none, loopback or proxy, for every profile\n"
-	      "  --allow HOST[:PORT]     with --net proxy: a host jails may reach\n"
-	      "  --audit-log FILE        where audit records go\n"
-	      "  --broker-user USER      as root: the broker's user (default: " WBROKER_USER ")\n", f);
-	fprintf(f, "  --max-sessions N        the most sessions open at once (default: %d, or\n"
-	           "                          what the open-files limit has room for)\n"
-	           "  --pool N                ready jails kept per profile, workspace and\n"
-	           "                          language (default: %u; 0: none)\n"
-	           "  --pool-idle SECONDS     unused pooled jails end after (default: %u)\n"
-	           "\n"
-	           "The protocol: man warden-serve (and docs/serve.md).\n", SV_MAX_SESSIONS,
-	        SV_POOL_DEFAULT, SV_POOL_IDLE_S);
-}
-
-/* The two chat options that name a file for the broker to read: the
- * supervisor opens it and hands it over (supervisor/broker.c), since as
- * root the broker's user may not reach it by path.  Only noted here; the
- * broker parses its options itself. */
-static void note_broker_file(struct sv_opts *o, int argc, char **argv, int i)
-{
-	const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-
-	if ((!strcmp(a, "--model") || !strcmp(a, "-m")) && next && !strncmp(next, "replay:", 7))
-		o->files[0] = next + 7;
-	else if (!strncmp(a, "--model=replay:", 15))
-		o->files[0] = a + 15;
-	else if (!strncmp(a, "--resume=", 9) && a[9])
-		o->files[1] = a + 9;
-	else if (!strcmp(a, "--resume") && next && next[0] != '-' && strchr(next, '/'))
-		o->files[1] = next;
-}
-
-/* The supervisor's own options; everything else goes to the broker. */
-static int parse_sv_opts(int argc, char **argv, bool chat, struct sv_opts *o, char ***rest,
-                         int *n_rest)
-{
-	static const struct option serve_long[] = {
-		{ "stdio", no_argument, NULL, O_STDIO },
-		{ "profile", required_argument, NULL, O_PROFILE },
-		{ "sandbox-profile", required_argument, NULL, O_SANDBOX },
-		{ "policy", required_argument, NULL, O_POLICY },
-		{ "allow-profile", required_argument, NULL, O_ALLOW_PROFILE },
-		{ "workspace", required_argument, NULL, O_WORKSPACE },
-		{ "allow-workspace", required_argument, NULL, O_ALLOW_WS },
-		{ "audit-log", required_argument, NULL, O_AUDIT },
-		{ "broker-user", required_argument, NULL, O_USER },
-		{ "max-sessions", required_argument, NULL, O_MAX_SESSIONS },
-		{ "net", required_argument, NULL, O_NET },
-		{ "allow", required_argument, NULL, O_ALLOW },
-		{ "pool", required_argument, NULL, O_POOL },
-		{ "pool-idle", required_argument, NULL, O_POOL_IDLE },
-		{ "help", no_argument, NULL, O_HELP },
-		{ 0 }
-	};
-	char **out = xcalloc((size_t)argc + 1, sizeof(char *));
-	int n = 0;
-
-	memset(o, 0, sizeof(*o));
-	o->broker_user = WBROKER_USER;
-	o->pool = SV_POOL_DEFAULT;
-	o->pool_idle_s = SV_POOL_IDLE_S;
-	o->roots[o->n_roots++] = ".";
-	/* chat: pull ours out by hand, pass the rest through untouched */
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *eq = strchr(a, '=');
-		size_t klen = eq ? (size_t)(eq - a) : strlen(a);
-		const struct option *opt = NULL;
-		const char *val = NULL;
-
-		if (!strcmp(a, "--")) {
-			while (i < argc)
-				out[n++] = argv[i++];
-			break;
-		}
-		if (chat)
-			note_broker_file(o, argc, argv, i);
-		for (const struct option *so = serve_long; so->name; so++)
-			if (!strncmp(a, "--", 2) && strlen(so->name) == klen - 2 && !strncmp(a + 2, so->name, klen - 2))
-				opt = so;
-		/* in chat, --profile is the chat profile (Open Interpreter's) */
-		if (!opt || (chat && (opt->val == O_PROFILE || opt->val == O_HELP || opt->val == O_STDIO))) {
-			if (!chat) {
-				wlog_error("serve: unknown option %s; see `warden serve --help`", a);
-				free(out);
-				return -1;
-			}
-			out[n++] = argv[i];
-			continue;
-		}
-		if (opt->has_arg) {
-			val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
-			if (!val) {
-				wlog_error("%s needs a value", a);
-				free(out);
-				return -1;
-			}
-		}
-		switch (opt->val) {
-		case O_STDIO: o->stdio = true; break;
-		case O_HELP: serve_usage(stdout); free(out); exit(0);
-		case O_PROFILE:
-		case O_SANDBOX:
-			/* the first named profile is the default */
-			if (o->n_profiles < ARRAY_SIZE(o->profiles)) {
-				memmove(o->profiles + 1, o->profiles, o->n_profiles * sizeof(char *));
-				o->profiles[0] = val;
-				o->n_profiles++;
-				o->named_default = true;
-			}
-			break;
-		case O_ALLOW_PROFILE:
-			if (o->n_profiles < ARRAY_SIZE(o->profiles))
-				o->profiles[o->n_profiles++] = val;
-			break;
-		case O_POLICY: o->policy_file = val; break;
-		case O_WORKSPACE: o->roots[0] = val; break;
-		case O_ALLOW_WS:
-			if (o->n_roots < ARRAY_SIZE(o->roots))
-				o->roots[o->n_roots++] = val;
-			break;
-		case O_AUDIT: o->audit_log = val; break;
-		case O_USER: o->broker_user = val; break;
-		case O_NET: o->net = val; break;
-		case O_ALLOW:
-			if (o->n_allow >= ARRAY_SIZE(o->allow)) {
-				wlog_error("--allow: at most %zu; list more in a policy's "
-				           "network.allow", ARRAY_SIZE(o->allow));
-				free(out);
-				return -1;
-			}
-			o->allow[o->n_allow++] = (char *)val;
-			break;
-		case O_MAX_SESSIONS: {
-			char *end;
-			unsigned long v;
-
-			errno = 0;
-			v = strtoul(val, &end, 10);
-			if (errno || end == val || *end || val[0] == '-' || v < 1 || v > SV_MAX_SESSIONS_CEIL) {
-				wlog_error("--max-sessions: '%s' is not a number from 1 to %u",
-				           val, SV_MAX_SESSIONS_CEIL);
-				free(out);
-				return -1;
-			}
-			o->max_sessions = v;
-			break;
-		}
-		case O_POOL:
-		case O_POOL_IDLE: {
-			char *end;
-			unsigned long v, lo = opt->val == O_POOL ? 0 : 1;
-			unsigned long hi = opt->val == O_POOL ? SV_POOL_MAX : 86400;
-
-			errno = 0;
-			v = strtoul(val, &end, 10);
-			if (errno || end == val || *end || val[0] == '-' || v < lo || v > hi) {
-				wlog_error("--%s: '%s' is not a number from %lu to %lu", opt->name, val,
-				           lo, hi);
-				free(out);
-				return -1;
-			}
-			if (opt->val == O_POOL)
-				o->pool = (unsigned)v;
-			else
-				o->pool_idle_s = (unsigned)v;
-			break;
-		}
-		}
-	}
-	*rest = out;
-	*n_rest = n;
-	return 0;
-}
-
-/* The most sessions: --max-sessions, or the default, and never more than
- * the open-files limit has room for, so that every session that opens can
- * start its jail (an "open" beyond is refused: dispatch.c).  An explicit
- * --max-sessions that does not fit fails here, with the fix. */
-static int set_max_sessions(struct sv *sv, const struct sv_opts *o)
+static int set_max_sessions(struct sv *sv, const struct wserve_opts *o)
 {
 	struct rlimit rl;
 	size_t want = o->max_sessions ? o->max_sessions : SV_MAX_SESSIONS, room = want;
@@ -445,24 +235,20 @@ static int set_max_sessions(struct sv *sv, const struct sv_opts *o)
 	return 0;
 }
 
-static int run_server(int argc, char **argv, bool chat)
+int sv_serve(const struct wserve_opts *opts, char **rest, int n_rest, bool chat)
 {
 	struct sv *sv = xcalloc(1, sizeof(*sv));
-	struct sv_opts o;
+	struct wserve_opts o = *opts;
 	struct werr err = { 0 };
-	char **rest = NULL, **bargv = NULL;
-	int n_rest = 0, sp[2] = { -1, -1 }, watchdog = -1, status = 125, pidfd;
+	char **bargv = NULL;
+	int sp[2] = { -1, -1 }, watchdog = -1, status = 125, pidfd;
 	sigset_t mask;
 	struct rlimit rl;
 
 	sv->loop.ep = -1;
 	sv->reg.dir_fd = sv->reg.lock_fd = -1;
 	sv->broker.fd = -1;
-	if (parse_sv_opts(argc, argv, chat, &o, &rest, &n_rest) < 0) {
-		free(sv);
-		return 2;
-	}
-	if (!chat && !o.stdio) {
+	if (!chat && !o.stdio && !o.mcp) {
 		wlog_error("serve: say how to serve: --stdio (the only transport for now)");
 		status = 2;
 		goto out;
@@ -513,11 +299,13 @@ static int run_server(int argc, char **argv, bool chat)
 	}
 	bargv = xcalloc((size_t)n_rest + 4, sizeof(char *));
 	bargv[0] = "warden-broker";
-	bargv[1] = chat ? "chat" : "serve";
-	if (!chat)
+	/* the broker's mode is all that differs between serve and mcp: the
+	 * supervisor serves the same frames, with the same checks, to both */
+	bargv[1] = chat ? "chat" : o.mcp ? "mcp" : "serve";
+	if (!chat && !o.mcp)
 		bargv[2] = "--stdio";
 	for (int i = 0; i < n_rest; i++)
-		bargv[(chat ? 2 : 3) + i] = rest[i];
+		bargv[(chat || o.mcp ? 2 : 3) + i] = rest[i];
 	{
 		struct sv_broker_start bs = { .argv = bargv, .sock = sp[1], .user = o.broker_user };
 
@@ -596,17 +384,6 @@ out:
 		free(sv->roots[i]);
 	free(sv->roots);
 	free(bargv);
-	free(rest);
 	free(sv);
 	return status;
-}
-
-int cmd_serve(int argc, char **argv)
-{
-	return run_server(argc, argv, false);
-}
-
-int cmd_chat(int argc, char **argv)
-{
-	return run_server(argc, argv, true);
 }

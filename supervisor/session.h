@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "audit.h"
+#include "warden/supervisor.h"
 #include "warden/cgroup.h"
 #include "warden/jail.h"
 #include "lang.h"
@@ -81,6 +82,7 @@ struct sv_jail {
 	bool busy, fresh, interrupted;
 	uint32_t block;
 	uint64_t t0_ms, cpu0_ns, grace_at_ms;
+	uint64_t net0;                  /* jail_net_unreachable at the block's start */
 	uint64_t out_total, idle_out;
 	uint8_t *tail;                  /* last half of the output limit, once past the head */
 	size_t tail_cap, tail_pos;
@@ -161,8 +163,6 @@ struct sv {
  * 2,613 fds for 200 Python sessions): SV_FDS_PER_SESSION leaves a margin,
  * SV_FDS_RESERVE is the server's own.  A second language in a session
  * starts another jail beyond this budget. */
-#define SV_MAX_SESSIONS       1000
-#define SV_MAX_SESSIONS_CEIL  65536u
 #define SV_FDS_PER_SESSION    16
 #define SV_FDS_RESERVE        64
 
@@ -208,9 +208,5 @@ int sess_pool_init(struct sv *sv, struct werr *err);
  * waited for it. */
 void sess_pool_empty(struct sv *sv);
 
-/* --pool default, and its ceiling; --pool-idle default, in seconds */
-#define SV_POOL_DEFAULT   1u
-#define SV_POOL_MAX       64u
-#define SV_POOL_IDLE_S    60u
 
 #endif

@@ -63,6 +63,18 @@ struct sv_broker_start {
 #include <sys/types.h>
 pid_t sv_start_broker(const struct sv_broker_start *bs, struct werr *err);
 
+/* A note said once per user and machine (supervisor/once.c): true when
+ * note differs from what was last said under what (then it is kept as
+ * the new one), false when it was said already. */
+bool sv_say_once(const char *what, const char *note);
+
+/* The note a run or a block ends with when its program tried to reach the
+ * network n times and found no route (jail_net_unreachable): the network
+ * mode of p, and what lets it out (allow: the options, as the front-end
+ * takes them); who: "the program", "the block".  "" when n is 0. */
+void sv_net_note(const struct wpolicy *p, uint64_t n, const char *who, const char *allow,
+                 char *buf, size_t len);
+
 /* CPU of a jail: its init (pid) and all its descendants, with what they
  * reaped, from /proc (the fallback when no cgroup counts the group). */
 #include <stdbool.h>

@@ -47,6 +47,20 @@ unit_suites() { # DIR LABEL
 	[ "$found" = 1 ] || failure "$2: no unit test binary in $1/tests (make unit)"
 }
 
+# The users the tests need, made (as root) before any stage that needs them:
+#   warden       the broker's system user as root (design.md "Two
+#                executables"; tools/broker-user.sh, as a package's
+#                postinst would), for every chat and serve test from the
+#                first bats stage on
+#   warden-test  an ordinary user: the root stages' identity.bats give it a
+#                workspace, and the unprivileged stage runs as it
+unpriv_user=warden-test
+if [ "$(id -u)" = 0 ]; then
+	sh "$top/tools/broker-user.sh" || failure "could not create the broker's user warden"
+	id "$unpriv_user" >/dev/null 2>&1 || useradd --system --create-home --shell /bin/sh "$unpriv_user" \
+		|| failure "could not create user $unpriv_user"
+fi
+
 # bats ignores a `! cmd` or the first checks of `[ a ] && [ b ]` unless they
 # end the test (set -e): tools/bats-lint.py finds such lines, FILE:LINE each.
 section "lint of the bats files"
@@ -102,14 +116,6 @@ suites() { # the .bats files that exist under $1
 	done
 }
 
-# As root the broker runs as its own system user (design.md "Two
-# executables"); a machine that runs the tests as root gets it here, as a
-# package's postinst would create it.
-if [ "$(id -u)" = 0 ] && ! id warden >/dev/null 2>&1; then
-	useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin warden \
-		|| failure "could not create the broker's user warden"
-fi
-
 section "command-line and security tests ($(id -un))"
 # shellcheck disable=SC2046
 run_tap "bats ($(id -un))" bats --tap $(suites "$top")
@@ -142,7 +148,7 @@ run_tap "bats ($(id -un))" bats --tap $(suites "$top")
 # The broker runs as user warden under Landlock: it cannot open the log,
 # so an error in it aborts it (warden then exits and the test fails) and
 # its report goes to its stderr only.
-asan_suites="cli/serve cli/pool cli/rich cli/proxy_engine cli/net cli/egress cli/chat cli/chat_rich
+asan_suites="cli/serve cli/mcp cli/pool cli/rich cli/proxy_engine cli/net cli/egress cli/chat cli/chat_rich
 	cli/chat_tty cli/chat_rich_tty cli/stacks cli/broker cli/cleanup cli/run cli/run_tty
 	cli/commands cli/drivers security/rich_flood security/security security/broker
 	security/identity"
@@ -234,9 +240,7 @@ fi
 # delegation, rlimit fallbacks.  Files are copied where that user can read.
 section "unprivileged tests"
 if [ "$(id -u)" = 0 ]; then
-	user=warden-test
-	id "$user" >/dev/null 2>&1 || useradd --system --create-home --shell /bin/sh "$user" \
-		|| failure "could not create user $user"
+	user=$unpriv_user
 	if id "$user" >/dev/null 2>&1; then
 		stage=$(mktemp -d /tmp/warden-unpriv.XXXXXX)
 		mkdir -p "$stage/build"
@@ -244,7 +248,8 @@ if [ "$(id -u)" = 0 ]; then
 			"$build/filters.o" "$stage/build/" &&
 		   mkdir -p "$stage/build/tests" && cp -a "$build/tests/proxyd" "$stage/build/tests/" &&
 		   cp -a "$top/tests" "$top/policy" "$top/tools" "$top/examples" "$top/drivers" "$top/supervisor" \
-			"$top/man" "$top/completion" "$top/bench" "$top/include" "$top/SECURITY.md" "$stage/" &&
+			"$top/man" "$top/completion" "$top/bench" "$top/include" "$top/SECURITY.md" "$top/Makefile" \
+			"$top/README.md" "$top/docs" "$stage/" &&
 		   chmod -R a+rX "$stage"; then
 			# from the stage: the checkout may be where warden-test cannot
 			# go (a 0700 home), and bats starts by entering its cwd

@@ -5,6 +5,8 @@
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 W=${WARDEN:-"$top/${BUILD:-build}/warden"}
+# as root the chat's broker runs as the user warden: made here when missing
+sh "$top/tools/broker-user.sh" || exit 1
 # not under /tmp: inside the jail /tmp is a private tmpfs, so "../" would
 # land there; under /var/tmp the parent is the jail's read-only root
 tmp=$(mktemp -d /var/tmp/warden-demo.XXXXXX)

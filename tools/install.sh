@@ -13,6 +13,11 @@
 # siblings under PREFIX.  Nothing here creates users: the Debian package's
 # postinst creates the user `warden` that both run as when warden runs as
 # root (docs/design.md, "Two executables" and "the egress proxy's process").
+# install lists the directories it had to create in DOC/.install-dirs, so
+# that uninstall removes those too once they are empty (and no other:
+# /usr/local/libexec made by install goes, one that was there stays);
+# debian/rules drops that list from the package, where dpkg owns the
+# directories.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 PREFIX=${PREFIX:-/usr/local}
@@ -37,25 +42,59 @@ manifest() {
 	echo "0644 $top/examples/data.json $DOC/examples/data.json"
 	echo "0644 $top/examples/demo.json $DOC/examples/demo.json"
 	echo "0644 $top/examples/sales.csv $DOC/examples/sales.csv"
+	# the documentation, laid out as in the tree: README.md's links work
+	echo "0644 $top/README.md $DOC/README.md"
+	echo "0644 $top/SECURITY.md $DOC/SECURITY.md"
+	for f in "$top"/docs/*.md; do
+		echo "0644 $f $DOC/docs/${f##*/}"
+	done
 }
 
 # directories that are warden's alone: removed by uninstall when empty
-own_dirs="$PREFIX/libexec/warden $DOC/examples $DOC"
+own_dirs="$PREFIX/libexec/warden $DOC/examples $DOC/docs $DOC"
+record="$DOC/.install-dirs"
+
+# The directories of a list (one a line), deepest first.
+deepest_first() {
+	awk '{ print length($0) " " $0 }' | sort -rn | cut -d' ' -f2-
+}
 
 case ${1:-} in
 install)
+	made=$(mktemp)
+	trap 'rm -f "$made"' EXIT
 	manifest | while read -r mode src dst; do
 		[ -f "$src" ] || { echo "tools/install.sh: $src is missing: run make first" >&2; exit 1; }
+		d=$(dirname "$DESTDIR$dst")
+		while [ ! -d "$d" ]; do
+			echo "${d#"$DESTDIR"}" >> "$made"
+			d=$(dirname "$d")
+		done
 		install -D -m "$mode" "$src" "$DESTDIR$dst"
 		echo "installed $DESTDIR$dst"
-	done ;;
-uninstall)
-	manifest | while read -r mode src dst; do
-		rm -f "$DESTDIR$dst"
 	done
-	for d in $own_dirs; do
-		[ -d "$DESTDIR$d" ] && rmdir "$DESTDIR$d" 2>/dev/null || true
-	done ;;
+	# with what an earlier install made (a reinstall makes nothing new)
+	if [ -f "$DESTDIR$record" ]; then cat "$DESTDIR$record" >> "$made"; fi
+	sort -u "$made" > "$DESTDIR$record"
+	chmod 0644 "$DESTDIR$record" ;;
+uninstall)
+	found=0
+	manifest | { while read -r mode src dst; do
+		if [ -e "$DESTDIR$dst" ] || [ -L "$DESTDIR$dst" ]; then
+			rm -f "$DESTDIR$dst"
+			echo "removed $DESTDIR$dst"
+			found=1
+		fi
+	done; [ "$found" = 1 ]; } && found=1
+	dirs=$(for d in $own_dirs; do echo "$d"; done
+	       if [ -f "$DESTDIR$record" ]; then cat "$DESTDIR$record"; fi)
+	if [ -f "$DESTDIR$record" ]; then rm -f "$DESTDIR$record"; found=1; fi
+	printf '%s\n' "$dirs" | deepest_first | while read -r d; do
+		if [ -n "$d" ] && [ -d "$DESTDIR$d" ] && rmdir "$DESTDIR$d" 2>/dev/null; then
+			echo "removed $DESTDIR$d/"
+		fi
+	done
+	[ "$found" = 1 ] || echo "nothing of warden's is installed under $DESTDIR$PREFIX" ;;
 list)
 	manifest | while read -r mode src dst; do echo "$dst"; done ;;
 *)

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 
 #include "warden/err.h"
+#include "warden/forbidden.h"
 #include "warden/policy.h"
 
 /* Build (not load) the filter.  *out is NULL on entry, set on success. */
@@ -52,24 +53,6 @@ int wfilter_load_prog(const struct wfilter_prog *prog, int *notify_fd, struct we
 /* Compile a built filter to BPF (malloc'd instructions). */
 int wfilter_export(scmp_filter_ctx ctx, struct sock_filter **insns, size_t *len,
                    struct werr *err);
-
-/* The syscalls the filter can never allow, whatever the policy's allow_extra
- * says (ptrace, bpf, kexec_*, the mount API, ...): one table with the reason
- * of each (policy/forbidden.c).  None gets an ALLOW rule; those marked enosys
- * are answered ENOSYS so libc falls back to a call the filter can check
- * (clone3 -> clone, openat2 -> openat).  The policy parser and
- * wfilter_build reject allow_extra entries naming one, with its reason. */
-struct wfilter_forbidden {
-	const char *name;
-	const char *why;            /* reads after "can never be allowed: " */
-	bool enosys;                /* answered ERRNO(ENOSYS), not the deny action */
-};
-extern const struct wfilter_forbidden wfilter_forbidden[];
-extern const size_t wfilter_forbidden_n;
-
-/* The reason the call is forbidden, or NULL when it is not (or name is NULL). */
-const char *wfilter_forbidden_why(const char *name);
-bool wfilter_is_forbidden(const char *name);
 
 /* The built-in allowlist (names), for `policy show` and tests. */
 extern const char *const wfilter_allowlist[];

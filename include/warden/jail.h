@@ -74,6 +74,10 @@ struct jail_spec {
 	bool defer_go;               /* jail_begin only: leave cg's attach and
 	                              * "attached" to the caller (jail_go) */
 };
+/* Every jail_spec starts from this: each fd field -1 (none), not 0, which
+ * is an fd (stdin) and would be handed to the jail. */
+#define JAIL_SPEC_INIT { .workspace_fd = -1, .stdin_fd = -1, .stdout_fd = -1, \
+                         .stderr_fd = -1, .keep_fd = -1 }
 
 struct jail {
 	pid_t pid;          /* init's, in the caller's pid namespace */
@@ -103,6 +107,12 @@ struct jail {
 	struct wprotect_stats protect;
 	uid_t host_uid;     /* the jail's ids on the host */
 	gid_t host_gid;
+	/* The jail's network namespace's counters, /proc/PID/net/snmp and
+	 * snmp6 of init, opened from the host right after clone, before the
+	 * child is released (each open file holds the namespace: they read on
+	 * after the jail is gone); jail_net_unreachable reads them.  -1 when
+	 * the kernel has none. */
+	int snmp_fd, snmp6_fd;
 };
 
 /* Where warden's proxy listens inside a jail of network mode proxy: the
@@ -158,6 +168,17 @@ enum jail_ev jail_read(struct jail *j);
  * (it was killed), si is left as it is. */
 void jail_exit_status(struct jail *j, siginfo_t *si);
 
+/* `warden policy check`: what jail_start would refuse in spec's policy on
+ * this machine, found before anything is made (jail/plan.c): a bind that
+ * cannot be used (missing and not optional, a link below a place the jail
+ * can write), a path warden builds itself (/proc, /dev).  All of them, not
+ * only the first: each appended to msgs ("what; fix"), with at the same
+ * index in paths the bind at fault and in below the writable place it
+ * lies in ("" when none).  spec->protect_reg must be NULL: nothing is
+ * made on the host (no placeholder).  0 when there is none, else -1. */
+int jail_plan_check(const struct jail_spec *spec, struct wstrv *paths, struct wstrv *below,
+                    struct wstrv *msgs);
+
 /* What the protections of a jail for workspace ws depend on at its root
  * and the caller's home (jail/protect.c): a sum that changes when a
  * catalog path there (or one of extra) appears, goes or is replaced.  The
@@ -165,6 +186,18 @@ void jail_exit_status(struct jail *j, siginfo_t *si);
  * and again when a session would take the jail (supervisor/session.c). */
 uint64_t jail_protect_sum(const char *ws, const char *home, const struct wpolicy *pol,
                           char *const *extra);
+
+/* How many times a program of the jail tried to reach an address its
+ * network namespace has no route to, so far: the kernel's OutNoRoutes
+ * counters (IPv4 and IPv6) of that namespace, read from the host through
+ * j's snmp fds -- numbers the kernel makes, never the jail's memory or
+ * words (jail/netcount.c).  Under network mode none (lo down) every
+ * address is such, so each is an attempt to use the network; under
+ * loopback and proxy, an attempt to go past the jail's own 127.0.0.1.
+ * -1 when the counters cannot be read. */
+int jail_net_unreachable(const struct jail *j, uint64_t *n);
+/* Open j's counters (jail_begin does, for init's pid). */
+void jail_net_open(struct jail *j);
 
 /* O_PATH of path (relative to dirfd) with no symlink followed in any
  * component; a final symlink is opened itself.  Needs openat2 (5.6). */

@@ -1,5 +1,5 @@
 /* Landlock, one small interface for the jail (jail/landlock.c) and the
- * broker's self-confinement (broker/confine.c); common/landlock.c.
+ * broker's self-confinement (broker/core/confine.c); common/landlock.c.
  *
  * Best effort by ABI: wll_abi() probes the kernel; wll_create() handles
  * every file right the ABI knows (and TCP on ABI 4+ when asked, and the

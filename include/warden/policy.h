@@ -91,6 +91,22 @@ int policy_load_buffer(const char *source, const char *text, size_t len,
  * listing the available profiles. */
 int policy_load_profile(const char *name, struct wpolicy **out, struct werr *err);
 
+/* `warden policy check`: policy_load_file and policy_load_profile, going
+ * on after an error wherever that is safe (the next key, the next check
+ * across keys), so that every error is found, not only the first.  Each is
+ * appended to *errors ("FILE:LINE:COL: what; fix").  0 and *out when there
+ * is none; else -1, *out NULL. */
+int policy_check_file(const char *path, struct wstrv *errors, struct wpolicy **out);
+int policy_check_profile(const char *name, struct wstrv *errors, struct wpolicy **out);
+
+/* Where p's own file (p->source: a file, or a built-in's text) writes a
+ * filesystem entry that names `path` once $WORKSPACE and $HOME are
+ * expanded (workspace, home): the message msg located there,
+ * "FILE:LINE:COL: msg" (malloc'd); NULL when the file names no such entry
+ * (it is inherited, or the file cannot be read again). */
+char *policy_locate_path(const struct wpolicy *p, const char *path, const char *workspace,
+                         const char *home, const char *msg);
+
 void policy_free(struct wpolicy *p);
 
 /* Names of all profiles (built-in and user), sorted, deduplicated, with the

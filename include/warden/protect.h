@@ -42,9 +42,12 @@ void wprotect_reg_close(struct wprotect_reg *r);
 #define WPROTECT_CLEANER_ARG "--placeholder-cleanup"
 int wprotect_cleaner_main(void);
 
-/* The registry's place for this caller: $XDG_RUNTIME_DIR/warden, else
- * /run/warden as root, else the state directory (malloc'd). */
-char *wprotect_reg_default_dir(void);
+/* The registry's place for this caller: $XDG_RUNTIME_DIR/warden (when that
+ * is a 0700 directory of the caller's), else
+ * /run/warden as root, else the state directory: $XDG_STATE_HOME/warden, or
+ * HOME/.local/state/warden with the caller's home (from $HOME, else the
+ * password database: sv_caller_home) (malloc'd). */
+char *wprotect_reg_default_dir(const char *home);
 
 /* What a plan protected, for the one line a run or a chat prints when
  * the workspace holds the caller's home. */

@@ -513,3 +513,277 @@ JSON
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"leave out --resume"* ]]
 }
+
+# Issue 20 (3): as root the broker's user cannot walk to the data directory
+# (here it lies under a 0700 directory, as /root's does) and works through
+# /proc/self/fd/5; every message names the directory as the person knows
+# it, and a path the person gives that way is understood.
+@test "chat: messages name the data directory's real path, never /proc/self/fd" {
+	chmod 700 "$T"
+	fake_llm <<'JSON'
+[{"text": "hi"}]
+JSON
+	local conv="$XDG_DATA_HOME/warden/conversations"
+	run bash -c "printf '%%load\n%%load nonexist.json\n%%save ../x\nhello\n%%save $conv/mine.json\n%%load $conv/nonexist.json\n' | timeout -k 5 60 '$WARDEN' chat --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key k"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"%load: no saved conversation in $conv yet"* ]]
+	[[ "$output" == *"%load: loading the conversation $conv/nonexist.json: opening $conv/nonexist.json: No such file"* ]]
+	[[ "$output" == *"%save: ../x: '..' is not allowed; conversations live under $XDG_DATA_HOME/warden"* ]]
+	[[ "$output" == *"saved to $conv/mine.json"* ]]
+	[ -f "$conv/mine.json" ]
+	[[ "$output" != *"/proc/self/fd"* ]]
+	run "$WARDEN" chat --resume nonexist.json --export-script -
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *"$conv/nonexist.json"* ]]
+	[[ "$output" != *"/proc/self/fd"* ]]
+}
+
+# Issue 20 (8): a message that is a magic command runs it; it is not sent
+# to the model.
+@test "chat: warden chat \"%info\" runs the command, and asks the model nothing" {
+	fake_llm <<'JSON'
+[{"text": "should not be asked"}]
+JSON
+	chat -y "%info"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"warden chat: what this chat runs with"* ]]
+	[[ "$output" == *"sandbox:      profile workspace"* ]]
+	[ ! -s "$T/req.log" ]
+	chat "%tokens"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"tokens in 0 messages"* ]]
+	chat "%nosuch"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"unknown command %nosuch"* ]]
+	[ ! -s "$T/req.log" ]
+}
+
+# Issue 20 (9): the hint for a chat without a key names the recording where
+# it is, wherever warden runs from (here: the build tree; installed, under
+# PREFIX/share/doc/warden, install.bats).
+@test "chat: without an API key, the replay hint names a recording that exists" {
+	run bash -c "cd / && '$WARDEN' chat --workspace '$WS' hello"
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"no API key for openai"* ]]
+	local demo
+	demo=$(sed -n 's/.*try --model replay:\([^ ]*\.json\).*/\1/p' <<< "$output")
+	[[ "$demo" == /* ]]
+	[ -f "$demo" ]
+	cmp "$demo" "$WARDEN_TOP/examples/demo.json"
+}
+
+# Issue 20 (1): many local models answer with a fenced block and never call
+# the tool.  With tools on (the default), such a reply's fenced blocks in a
+# language the session runs are run as --no-tools runs them; data fences,
+# languages warden does not run and replies that called the tool are not.
+@test "chat: in tool mode, fenced code in a reply without a tool call runs, as with --no-tools" {
+	fake_llm <<'JSON'
+[{"text": "An example, not to run:\n```python\nprint('exam' + 'ple')\n```\nNow for real.", "tool_call": {"language": "shell", "code": "echo tool-ran"}},
+ {"fenced": {"language": "py", "code": "print('fenced', 6 * 7)"}, "text": "Here is code:"},
+ {"fenced": "Data:\n```text\nprint('data')\n```\nGo, which warden does not run:\n```go\nfmt.Println(1)\n```\nAll done: 42."}]
+JSON
+	run bash -c "printf 'compute\n%%info\n' | timeout -k 5 120 '$WARDEN' chat -y --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key k"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# a reply that calls the tool: its fence is the model's text, in its
+	# place, and does not run
+	[[ "$output" == *"An example, not to run:"*"print('exam' + 'ple')"*"Now for real."*"tool-ran"* ]]
+	[[ "$output" != *"example"$'\n'* ]]
+	# a reply without: the fenced block ran in the jail, its output went back
+	[[ "$output" == *"fenced 42"* ]]
+	req 1 | grep -q '"tools"'
+	req 3 | grep -q 'fenced 42'
+	# shown once, in its box (not also in the text)
+	[ "$(grep -cF "print('fenced', 6 * 7)" <<< "$output")" -eq 1 ]
+	[[ "$output" == *"Here is code:"*"╭─ py"*"│ print('fenced', 6 * 7)"* ]]
+	# data and unknown languages: text, not run, no further request
+	[[ "$output" == *"print('data')"*"fmt.Println(1)"*"All done: 42."* ]]
+	[ "$(nreq)" -eq 3 ]
+	# %info says which way the last code came
+	[[ "$output" == *"; code as fenced blocks (the model made no tool call; tools are offered)"* ]]
+	# the system message says so too
+	req 1 | grep -q 'fenced block in one of the languages below'
+}
+
+@test "chat: in tool mode, fenced code without -y and without a terminal is declined, as with --no-tools" {
+	fake_llm <<'JSON'
+[{"fenced": {"language": "shell", "code": "touch should_not_exist"}, "text": "Run this:"}]
+JSON
+	chat "make a file" < /dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"Not run"*"-y"* ]]
+	[ ! -e "$WS/should_not_exist" ]
+	[ "$(nreq)" -eq 1 ]
+	grep -q 'declined' "$(conv_file)"
+}
+
+# Issue 20 (12): %jupyter's command-line form, as --export-script's: the
+# notebook of a saved conversation, without starting a chat; the same
+# places as %jupyter (G160), or stdout.
+@test "chat: --resume FILE --jupyter [NAME|-] writes the notebook without starting a chat" {
+	fake_llm <<'JSON'
+[{"text": "Let me run it.", "tool_call": {"language": "python", "code": "print('nb', 6 * 7)"}},
+ {"text": "It printed **42**."}]
+JSON
+	chat -y "compute it"
+	[ "$status" -eq 0 ]
+	local f nb
+	f=$(conv_file)
+	nb="$XDG_DATA_HOME/warden/notebooks/$(basename "$f" .json).ipynb"
+	run "$WARDEN" chat --resume "$f" --jupyter
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"notebook written: $nb (4 cells"* ]]
+	run "$WARDEN" chat --jupyter mine --resume "$f"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"notebook written: $XDG_DATA_HOME/warden/notebooks/mine.ipynb"* ]]
+	"$WARDEN" chat --resume "$f" --jupyter - > "$T/out.ipynb"
+	for n in "$nb" "$XDG_DATA_HOME/warden/notebooks/mine.ipynb" "$T/out.ipynb"; do
+		/usr/bin/python3 - "$n" <<'PY'
+import sys
+import nbformat
+nb = nbformat.read(sys.argv[1], as_version=4)
+nbformat.validate(nb)
+assert nb.cells[2].source == "print('nb', 6 * 7)", nb.cells
+assert nb.cells[2].outputs[0].text == "nb 42\n", nb.cells[2]
+PY
+	done
+	# the places %jupyter refuses are refused here too
+	run "$WARDEN" chat --resume "$f" --jupyter ../up
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"../up: '..' is not allowed"* ]]
+	run "$WARDEN" chat --resume "$f" --jupyter "$WS/nb"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$WS/nb: not under $XDG_DATA_HOME/warden/, the only place"* ]]
+	[ ! -e "$WS/nb" ]
+	[ ! -e "$WS/nb.ipynb" ]
+	run "$WARDEN" chat --jupyter
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--jupyter needs the conversation: --resume"* ]]
+	# no chat was started: the model was asked only by the first run
+	[ "$(nreq)" -eq 2 ]
+}
+
+# session_output FILE: what the blocks of a conversation printed, in order,
+# without the notes warden adds for the model ("(no output)", "[exit
+# status 3]", ...)
+session_output() {
+	python3 - "$1" <<'PY'
+import json, re, sys
+out = []
+for m in json.load(open(sys.argv[1])):
+    if m.get("role") == "computer" and m.get("type") == "console":
+        c = m["content"]
+        c = re.sub(r"(\n?\[(exit status \d+|warden: [^\n]*)\])+$", "", c)
+        if c != "(no output)":
+            out.append(c if c.endswith("\n") else c + "\n")
+sys.stdout.write("".join(out))
+PY
+}
+
+# Issue 20 (2): each language's blocks run in one interpreter, as in the
+# session, whatever comes between them: a Python variable survives a shell
+# block, the shell's variables and directory survive the others, a
+# JavaScript let survives Python; a final expression is shown; sys.exit
+# ends only its block.  The script, run in a jail, prints what the session
+# printed.
+@test "chat: --export-script keeps each language's state across the others, and prints what the session printed" {
+	fake_llm <<'JSON'
+[{"tool_call": {"language": "python", "code": "x = 41\nprint('py1', x)"}},
+ {"tool_call": {"language": "shell", "code": "v=5\nmkdir -p sub && cd sub\necho sh1 $v"}},
+ {"tool_call": {"language": "python", "code": "print('py2', x + 1)"}},
+ {"tool_call": {"language": "sh", "code": "echo sh2 $v $(basename \"$PWD\")"}},
+ {"tool_call": {"language": "javascript", "code": "let y = 2\nconsole.log('js1', y)"}},
+ {"tool_call": {"language": "py", "code": "import sys\nz = x * 2\nz"}},
+ {"tool_call": {"language": "js", "code": "console.log('js2', y * 21)"}},
+ {"tool_call": {"language": "python", "code": "sys.exit(3)"}},
+ {"tool_call": {"language": "python", "code": "print('py3', z, x)\nopen('made.txt', 'w').write('%d\\n' % z)"}},
+ {"text": "Done."}]
+JSON
+	chat -y "go"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	local f want
+	f=$(conv_file)
+	want=$(session_output "$f")
+	echo "the session: $want"
+	[[ "$want" == *"py1 41"*"sh1 5"*"py2 42"*"sh2 5 sub"*"js1 2"*"82"*"js2 42"*"py3 82 41"* ]]
+	timeout 60 "$WARDEN" chat --resume "$f" --export-script - > "$T/redo.sh"
+	cat "$T/redo.sh"
+	mkdir "$T/again"
+	cp "$T/redo.sh" "$T/again/"
+	run timeout 120 "$WARDEN" run --quiet --workspace "$T/again" -- \
+		sh -c 'sh redo.sh > out.txt 2>&1; echo "script status $?"; ls -a /tmp'
+	echo "$output"
+	echo "the script: $(cat "$T/again/out.txt")"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"script status 0"* ]]
+	[ "$(cat "$T/again/out.txt")" = "$want" ]
+	[ "$(cat "$T/again/made.txt")" = 82 ]
+	[ -d "$T/again/sub" ]
+	# nothing of the script's own is left behind in the jail's /tmp
+	[[ "$output" != *"warden-script."* ]]
+}
+
+# Issue 20 (2): after --resume the next block of a language runs in a new
+# jail (the earlier blocks' state is gone, and the model is told); the
+# script starts a new interpreter there too.  The header names the
+# conversation file where it is, never /proc/self/fd/N.
+@test "chat: --export-script starts a new interpreter where the session's jail was new; its header names the real path" {
+	chmod 700 "$T"
+	fake_llm <<'JSON'
+[{"tool_call": {"language": "python", "code": "x = 5\nprint('first', x)"}},
+ {"text": "Set."},
+ {"tool_call": {"language": "python", "code": "print('after resume', globals().get('x', 'gone'))"}},
+ {"text": "Gone."}]
+JSON
+	chat -y "set x"
+	[ "$status" -eq 0 ]
+	local f
+	f=$(conv_file)
+	chat -y --resume "$f" "print x"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"after resume gone"* ]]
+	req 4 | grep -q 'this block ran in a new python jail'
+	f=$(conv_file)
+	run "$WARDEN" chat --resume "$f" --export-script -
+	[ "$status" -eq 0 ]
+	printf '%s\n' "$output" > "$T/redo.sh"
+	cat "$T/redo.sh"
+	[[ "$output" == *"#   $f"* ]]
+	[[ "$output" != *"/proc/self/fd"* ]]
+	[[ "$output" == *"warden_restart python"* ]]
+	mkdir "$T/again"
+	cp "$T/redo.sh" "$T/again/"
+	run timeout 120 "$WARDEN" run --quiet --workspace "$T/again" -- \
+		sh -c 'sh redo.sh > out.txt 2>&1; echo "script status $?"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"script status 0"* ]]
+	[ "$(cat "$T/again/out.txt")" = "first 5
+after resume gone" ]
+}
+
+# Issue 20 (2): what the script cannot do as the session did is said at its
+# top, block by block: a limit that stopped a block, a call the jail denied.
+@test "chat: --export-script says at its top where it cannot do what the session did" {
+	fake_llm <<'JSON'
+[{"tool_call": {"language": "python", "code": "import socket\ntry:\n    socket.socket(socket.AF_PACKET, socket.SOCK_RAW)\nexcept OSError as e:\n    print('denied', e.errno)"}},
+ {"tool_call": {"language": "ruby", "code": "puts 'ruby ran'"}},
+ {"text": "Done."}]
+JSON
+	chat -y "go"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	run "$WARDEN" chat --resume "$(conv_file)" --export-script -
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"# Where this script does not do what the session did:"*"#   block 1 (python): the jail denied socket"*"here, without a jail, nothing denies them"* ]]
+	[[ "$output" == *"warden_block ruby <<"* ]]
+}

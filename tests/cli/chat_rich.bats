@@ -169,3 +169,37 @@ tool = [m for m in json.load(sys.stdin)["messages"] if m["role"] == "tool"]
 assert len(tool) == 1 and "<b>" not in tool[0]["content"], tool
 '
 }
+
+# Issue 20 (12): a block that shows many images kept every one in memory
+# and sent them all to the model (with an unlimited output limit, without
+# bound).  The first 8 of a block are kept, saved, shown and sent; the rest
+# are dropped at once, and both the person and the model are told how many.
+@test "chat: at most 8 images of a block are kept and sent; the person and the model are told how many were dropped" {
+	printf '%s\n' '{"name": "unlimited", "extends": "workspace", "limits": {"output": "unlimited"}}' > "$T/unlimited.json"
+	fake_llm <<'JSON'
+[{"tool_call": {"language": "python", "code": "import base64\npng = base64.b64decode('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==')\nclass P:\n    def _repr_png_(self):\n        return png\nfor i in range(20):\n    display(P())\nprint('twenty shown')"}},
+ {"text": "Twenty dots."}]
+JSON
+	chat_as openai/gpt-4o -y --policy "$T/unlimited.json" "draw twenty"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"twenty shown"* ]]
+	[ "$(grep -c 'image (png, [0-9]* bytes) saved in ' <<< "$output")" -eq 8 ]
+	[[ "$output" == *"12 more images of this block were dropped (at most 8 a block are kept)"* ]]
+	[ "$(find "$XDG_DATA_HOME/warden/images" -type f | wc -l)" -eq 8 ]
+	req 2 | python3 -c '
+import json, sys
+b = json.load(sys.stdin)
+msgs = b["messages"]
+parts = [p for m in msgs if isinstance(m.get("content"), list) for p in m["content"]
+         if p.get("type") == "image_url"]
+assert len(parts) == 8, len(parts)
+tool = [m for m in msgs if m["role"] == "tool"]
+assert "12 more images were dropped" in tool[-1]["content"], tool[-1]
+'
+	python3 - "$(conv_file)" <<'PY'
+import json, sys
+msgs = json.load(open(sys.argv[1]))
+assert len([m for m in msgs if m.get("type") == "image"]) == 8, msgs
+PY
+}

@@ -132,6 +132,47 @@ JSON
 	grep '"n": 2' "$T/req.log" | grep -q "interrupted by the user"
 }
 
+# Issue 20 (2): the exported script included a block the person had
+# interrupted.  It is left out (and said so at the top); the blocks before
+# and after it run, and print what they printed in the session.
+@test "chat tty: --export-script leaves out the block the person interrupted" {
+	fake_llm <<'JSON'
+[{"tool_call": {"language": "python", "code": "x = 1\nprint('before', x)"}},
+ {"tool_call": {"language": "python", "code": "import time\nprint('sleep' + 'ing now', flush=True)\ntime.sleep(60)\nx = 99"}},
+ {"tool_call": {"language": "python", "code": "print('after', x)"}},
+ {"text": "Done."}]
+JSON
+	start_chat -y
+	wait_prompt 1
+	keys "go" Enter
+	wait_for "sleeping now"
+	keys C-c
+	wait_for "interrupted"
+	wait_prompt 2
+	keys "go on" Enter
+	wait_for "after 1"
+	wait_for "Done."
+	keys C-d
+	wait_exit 0
+	local f
+	f=$(screen | sed -n 's/^conversation saved in //p' | tail -1)
+	[ -f "$f" ]
+	HOME="$T/home" XDG_CONFIG_HOME="$T/config" XDG_DATA_HOME="$T/data" \
+		"$WARDEN" chat --resume "$f" --export-script - > "$T/redo.sh"
+	cat "$T/redo.sh"
+	run ! grep -q 'time.sleep(60)' "$T/redo.sh"
+	grep -q '^#   block 2 (python): left out: the user interrupted it' "$T/redo.sh"
+	mkdir "$T/again"
+	cp "$T/redo.sh" "$T/again/"
+	run timeout 120 "$WARDEN" run --quiet --workspace "$T/again" -- \
+		sh -c 'sh redo.sh > out.txt 2>&1; echo "script status $?"'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"script status 0"* ]]
+	[ "$(cat "$T/again/out.txt")" = "before 1
+after 1" ]
+}
+
 @test "chat tty: Ctrl-C stops the model's reply; twice at an empty prompt exits" {
 	fake_llm <<'JSON'
 [{"slow_ms": 200, "chunk": 2, "text": "This reply streams very slowly, word by word, so that there is time to press Ctrl-C in the middle of it.\nline two\nline three\nline four\n"},
@@ -192,6 +233,28 @@ JSON
 	wait_prompt 2
 	[ "$(screen | grep -cF "print('tty' + 'once', 6 * 7)")" -eq 1 ]
 	screen | grep -q "│ print('tty' + 'once', 6 \* 7)"
+	keys C-d
+	wait_exit 0
+}
+
+# Issue 20 (1): with tools on, a reply with fenced code and no tool call
+# asks before its block runs, and shows the code once, in its box.
+@test "chat tty: tool mode, a fenced reply without a tool call: approved, run, shown once" {
+	fake_llm <<'JSON'
+[{"fenced": {"language": "python", "code": "print('tool' + 'less', 6 * 7)"}, "text": "Here is code:"},
+ {"text": "It printed 42."}]
+JSON
+	COLOR=1 start_chat
+	wait_prompt 1
+	keys "compute" Enter
+	wait_for "Run this code? [y]es [n]o [e]dit [a]lways:"
+	keys y Enter
+	wait_for "toolless 42"
+	wait_for "It printed 42."
+	wait_prompt 2
+	[ "$(screen | grep -cF "print('tool' + 'less', 6 * 7)")" -eq 1 ]
+	screen | grep -q "│ print('tool' + 'less', 6 \* 7)"
+	screen | grep -q "Here is code:"
 	keys C-d
 	wait_exit 0
 }

@@ -115,7 +115,7 @@ audit_two_sessions() {
 # (which exists in man/).
 @test "usage: every --help fits 24 lines of 80 columns and names its man page" {
 	local c page long n
-	for c in "" run serve chat doctor audit policy; do
+	for c in "" run serve chat mcp doctor audit policy; do
 		page=warden${c:+-$c}
 		run "$WARDEN" $c --help
 		[ "$status" -eq 0 ]
@@ -191,4 +191,170 @@ audit_two_sessions() {
 	[[ "$output" != *$'\e'* ]]
 	[[ "$output" != *bad4* ]]
 	[[ "$stderr" == *"$AUDIT:4: malformed audit record; \"call\" has the wrong type"* ]]
+}
+
+# Issue 20 (5): `policy check` said ok where `warden run` then refused the
+# policy.  It now makes the run's own checks against this machine (the
+# mount plan: links below writable places, binds that cannot be used) for
+# the current directory or --workspace, each located in the file.
+@test "policy check: refuses what a run refuses (a link below a writable place), located in the file" {
+	mkdir "$WS/real"
+	ln -s real "$WS/link"
+	printf '{\n  "extends": "workspace",\n  "filesystem": {"read_only+": ["$WORKSPACE/link"]}\n}\n' > "$WS.json"
+	run "$WARDEN" run --workspace "$WS" --policy "$WS.json" -- /bin/true
+	echo "$output"
+	[ "$status" -eq 125 ]
+	[[ "$output" == *"binds $WS/link, which is a symlink below $WS"* ]]
+	run "$WARDEN" policy check --workspace "$WS" "$WS.json"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$WS.json:3:33: the policy "*" binds $WS/link, which is a symlink below $WS, a place the jail can write"*"; bind a narrower writable path"* ]]
+	[[ "$output" == *"$WS.json: 1 error for a run in $WS (--workspace)"* ]]
+	# without --workspace: the current directory, as for a run
+	run bash -c 'cd "$1" && "$2" policy check "$1.json"' _ "$WS" "$WARDEN"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"1 error for a run in $WS (the current directory"* ]]
+	# the issue's own case, where /etc/localtime is a link: "read_write" /etc
+	if [ -L /etc/localtime ]; then
+		printf '{\n  "extends": "workspace",\n  "filesystem": {"read_write+": ["/etc"]}\n}\n' > "$WS.json"
+		run "$WARDEN" policy check --workspace "$WS" "$WS.json"
+		echo "$output"
+		[ "$status" -eq 1 ]
+		[[ "$output" == *"$WS.json:3:34: "*"binds /etc/localtime, which is a symlink below /etc"* ]]
+	fi
+	rm -f "$WS.json"
+}
+
+@test "policy check: a bind that does not exist, and nothing is made in the workspace" {
+	mkdir -p "$WS/.git" "$WS/sub"
+	printf '{\n  "extends": "workspace",\n  "filesystem": {"read_only+": ["/nonexistent-warden-test"]}\n}\n' > "$WS.json"
+	find "$WS" | sort > "$WS.before"
+	run "$WARDEN" policy check --workspace "$WS" "$WS.json"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$WS.json:3:33: the policy "*" binds /nonexistent-warden-test, but it cannot be used (No such file or directory); create it, or remove it"* ]]
+	find "$WS" | sort > "$WS.after"
+	diff "$WS.before" "$WS.after"
+	rm -f "$WS.json" "$WS.before" "$WS.after"
+}
+
+@test "policy check: reports every error of the file, each at its line and column" {
+	printf '{\n  "limits": {"memroy": "1G", "pids": -3},\n  "network": {"mode": "nope"},\n  "foo": 1,\n  "env": {"pass": ["X"], "set": {"X": "1"}}\n}\n' > "$WS.json"
+	run "$WARDEN" policy check --workspace "$WS" "$WS.json"
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$WS.json:2:14: unknown key \"memroy\" in \"limits\"; did you mean \"memory\"?"* ]]
+	[[ "$output" == *"$WS.json:2:38: \"pids\" must not be negative"* ]]
+	[[ "$output" == *"$WS.json:3:23: unknown network mode \"nope\""* ]]
+	[[ "$output" == *"$WS.json:4:3: unknown key \"foo\" at the top level"* ]]
+	[[ "$output" == *"$WS.json:5:"*"\"X\" is in both \"pass\" and \"set\""* ]]
+	[[ "$output" == *"$WS.json: 5 errors"* ]]
+	rm -f "$WS.json"
+}
+
+@test "policy check: takes a profile name as well as a file" {
+	run "$WARDEN" policy check --workspace "$WS" workspace strict network
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"workspace: ok (profile workspace; checked for a run in $WS)"* ]]
+	[[ "$output" == *"strict: ok (profile strict;"* ]]
+	mkdir -p "$WS.cfg/warden/profiles"
+	printf '{"extends": "workspace", "limits": {"pids": "many", "cpus": -1}}\n' > "$WS.cfg/warden/profiles/mine.json"
+	run env XDG_CONFIG_HOME="$WS.cfg" "$WARDEN" policy check --workspace "$WS" mine
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"$WS.cfg/warden/profiles/mine.json:1:45: \"pids\""* ]]
+	[[ "$output" == *"$WS.cfg/warden/profiles/mine.json:1:61: \"cpus\""* ]]
+	run "$WARDEN" policy check nosuch-profile
+	[ "$status" -eq 1 ]
+	[[ "$output" == *"unknown profile \"nosuch-profile\"; available profiles: "*"workspace"* ]]
+	rm -rf "$WS.cfg"
+}
+
+# Issue 20 (6): `warden audit` printed the whole log (5,409 lines as root).
+# As journalctl shows the end, it shows the last 10 runs or sessions;
+# --last N, --since TIME and --all choose others, for --json too.
+audit_runs() { # N runs of two records each, an hour apart, on 2031-01-01
+	local i
+	for i in $(seq 1 "$1"); do
+		printf '{"ts":"2031-01-01T%02d:00:00.000Z","event":"run_start","session":"run%02d","profile":"workspace","argv":["true"]}\n' "$i" "$i"
+		printf '{"ts":"2031-01-01T%02d:00:01.000Z","event":"run_end","session":"run%02d","reason":"exited"}\n' "$i" "$i"
+	done > "$AUDIT"
+}
+
+@test "audit: shows the last 10 runs or sessions by default; --last, --since and --all choose others" {
+	audit_runs 15
+	run --separate-stderr "$WARDEN" audit
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 0 ]
+	[ "$(grep -c ' run_start ' <<<"$output")" -eq 10 ]
+	[[ "$output" != *run05* ]]
+	[[ "$output" == *run06*run15* ]]
+	[[ "$stderr" == *"the last 10 of 15 runs and sessions"*"--all"* ]]
+	run --separate-stderr "$WARDEN" audit --json
+	[ "${#lines[@]}" -eq 20 ]
+	[[ "${lines[0]}" == *'"session":"run06"'* ]]
+	run --separate-stderr "$WARDEN" audit --all --json
+	[ "${#lines[@]}" -eq 30 ]
+	[ -z "$stderr" ]
+	run --separate-stderr "$WARDEN" audit --last 3 --json
+	[ "${#lines[@]}" -eq 6 ]
+	[[ "${lines[0]}" == *'"session":"run13"'* ]]
+	# --since: every record from then on (here in UTC), however many runs
+	run --separate-stderr env TZ=UTC "$WARDEN" audit --since '2031-01-01 03:00' --json
+	[ "${#lines[@]}" -eq 26 ]
+	[[ "${lines[0]}" == *'"session":"run03"'* ]]
+	run --separate-stderr env TZ=UTC "$WARDEN" audit --since 2031-01-01T13:00:00 --last 2 --json
+	[ "${#lines[@]}" -eq 4 ]
+	[[ "${lines[0]}" == *'"session":"run14"'* ]]
+	# --session is one run or session: no other limit
+	run --separate-stderr "$WARDEN" audit --session run01 --json
+	[ "${#lines[@]}" -eq 2 ]
+	run "$WARDEN" audit --since 'next tuesday'
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--since 'next tuesday'"*"2024-05-01"*"1h ago"* ]]
+	run "$WARDEN" audit --last 0
+	[ "$status" -eq 2 ]
+}
+
+@test "audit: --since takes a time relative to now" {
+	{
+		printf '{"ts":"%s","event":"run_start","session":"old1","profile":"p","argv":["a"]}\n' "$(date -u -d '3 hours ago' +%Y-%m-%dT%H:%M:%S.000Z)"
+		printf '{"ts":"%s","event":"run_start","session":"new2","profile":"p","argv":["a"]}\n' "$(date -u -d '10 minutes ago' +%Y-%m-%dT%H:%M:%S.000Z)"
+	} > "$AUDIT"
+	for since in '1h ago' -1h 1h 90m; do
+		run --separate-stderr "$WARDEN" audit --since "$since" --json
+		echo "$since: $output"
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "$output" == *new2* ]]
+	done
+	run --separate-stderr "$WARDEN" audit --since yesterday --json
+	[ "${#lines[@]}" -ge 1 ]
+	[[ "$output" == *new2* ]]
+}
+
+@test "audit: pages through \$PAGER (or less -FRX) only when stdout is a terminal" {
+	audit_runs 3
+	mkdir "$WS/bin"
+	printf '#!/bin/sh\necho "$*" > "$0.args"\ncat > "$0.got"\n' > "$WS/bin/less"
+	cp "$WS/bin/less" "$WS/pager"
+	chmod +x "$WS/bin/less" "$WS/pager"
+	# a terminal (script(1) gives one): $PAGER gets the table
+	run script -qec "env PAGER='$WS/pager' '$WARDEN' audit" /dev/null
+	echo "$output"
+	[ "$status" -eq 0 ]
+	grep -q 'run03 .*run_end' "$WS/pager.got"
+	# no $PAGER: less -FRX (first on PATH here: the fake)
+	run script -qec "env -u PAGER PATH='$WS/bin:/usr/bin:/bin' '$WARDEN' audit --json" /dev/null
+	[ "$status" -eq 0 ]
+	[ "$(cat "$WS/bin/less.args")" = "-FRX" ]
+	grep -q '"session":"run03"' "$WS/bin/less.got"
+	# --no-pager, and stdout not a terminal: no pager, the output as it is
+	rm -f "$WS/pager.got"
+	run script -qec "env PAGER='$WS/pager' '$WARDEN' audit --no-pager" /dev/null
+	[[ "$output" == *run03* ]]
+	[ ! -e "$WS/pager.got" ]
+	PAGER="$WS/pager" "$WARDEN" audit > "$WS/out"
+	[ ! -e "$WS/pager.got" ]
+	grep -q 'run03 .*run_end' "$WS/out"
 }

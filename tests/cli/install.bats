@@ -2,11 +2,11 @@
 # The installed layout (issue 13): `make install DESTDIR=... PREFIX=/usr`
 # puts the broker where the installed warden finds it, and what it installs
 # works from there: a jail, a serve session, the replay chat, the man pages
-# and the completions.  Where the Makefile is present (the run from the top
-# directory) the test uses `make install`/`make uninstall` on the binaries
-# already built in $WARDEN's directory; in the unprivileged pass, whose
-# staged copy has no Makefile, it uses tools/install.sh, the list that both
-# make targets run.
+# and the completions.  Where the build is there with its objects (the run
+# from the top directory) the test uses `make install`/`make uninstall` on
+# the binaries already built in $WARDEN's directory; in the unprivileged
+# pass, whose staged copy has the binaries only, it uses tools/install.sh,
+# the list that both make targets run.
 load ../helpers
 
 setup() {
@@ -27,7 +27,7 @@ teardown() {
 
 # do_install install|uninstall: into $D with PREFIX=/usr
 do_install() {
-	if [ -f "$WARDEN_TOP/Makefile" ]; then
+	if [ -f "$WARDEN_TOP/Makefile" ] && [ -f "$BUILDDIR/libwarden.a" ]; then
 		make -s -C "$WARDEN_TOP" --no-print-directory BUILD="$BUILDDIR" \
 			DESTDIR="$D" PREFIX=/usr "$1"
 	else
@@ -39,6 +39,14 @@ EXPECTED="usr/bin/warden
 usr/libexec/warden/warden-broker
 usr/libexec/warden/warden-egress
 usr/share/bash-completion/completions/warden
+usr/share/doc/warden/.install-dirs
+usr/share/doc/warden/README.md
+usr/share/doc/warden/SECURITY.md
+usr/share/doc/warden/docs/chat.md
+usr/share/doc/warden/docs/design.md
+usr/share/doc/warden/docs/mcp.md
+usr/share/doc/warden/docs/policy.md
+usr/share/doc/warden/docs/serve.md
 usr/share/doc/warden/examples/config.json
 usr/share/doc/warden/examples/data.json
 usr/share/doc/warden/examples/demo.json
@@ -46,6 +54,7 @@ usr/share/doc/warden/examples/sales.csv
 usr/share/man/man1/warden-audit.1
 usr/share/man/man1/warden-chat.1
 usr/share/man/man1/warden-doctor.1
+usr/share/man/man1/warden-mcp.1
 usr/share/man/man1/warden-policy.1
 usr/share/man/man1/warden-run.1
 usr/share/man/man1/warden-serve.1
@@ -68,6 +77,26 @@ usr/share/zsh/site-functions/_warden"
 	cmp "$BUILDDIR/warden-egress" "$D/usr/libexec/warden/warden-egress"
 }
 
+# Issue 20 (10): the README points to docs/, which nothing installed.  The
+# documentation goes to share/doc/warden as in the tree, so every link of
+# the installed README (and of the man pages to docs/) leads to a file.
+@test "install: the documentation the README and the man pages point to is installed" {
+	do_install install
+	doc="$D/usr/share/doc/warden"
+	cmp "$WARDEN_TOP/README.md" "$doc/README.md"
+	n=0
+	for link in $(grep -o '](\(docs/[a-z]*\.md\|SECURITY\.md\)' "$doc/README.md" | sed 's/^](//' | sort -u); do
+		echo "README links to $link"
+		[ -f "$doc/$link" ]
+		n=$((n + 1))
+	done
+	[ "$n" -ge 5 ]
+	for link in $(grep -ho 'docs/[a-z]*\.md' "$D"/usr/share/man/man1/*.1 | sort -u); do
+		echo "a man page names $link"
+		[ -f "$doc/$link" ]
+	done
+}
+
 @test "install: uninstall removes exactly what install put there" {
 	mkdir -p "$D/usr/bin" "$D/usr/share/man/man1" "$D/usr/share/doc/other"
 	echo keep > "$D/usr/bin/other"
@@ -82,11 +111,35 @@ usr/share/zsh/site-functions/_warden"
 	[ "$output" = "usr/bin/other
 usr/share/doc/other/README
 usr/share/man/man1/other.1" ]
-	# warden's own directories are gone, shared ones stay
-	[ ! -e "$D/usr/libexec/warden" ]
+	# warden's own directories are gone, and those install made (libexec,
+	# the completions' and man5); the ones that were there stay
+	[ ! -e "$D/usr/libexec" ]
 	[ ! -e "$D/usr/share/doc/warden" ]
+	[ ! -e "$D/usr/share/man/man5" ]
+	[ ! -e "$D/usr/share/bash-completion" ]
 	[ -d "$D/usr/bin" ]
 	[ -d "$D/usr/share/man/man1" ]
+	[ -d "$D/usr/share/doc/other" ]
+}
+
+# Issue 20 (10): make uninstall printed nothing and left the empty
+# directories install had made.  It says what it removes, and into an
+# empty DESTDIR leaves it empty; a second uninstall says there was nothing.
+@test "install: uninstall says what it removes and leaves no directory install made" {
+	do_install install
+	run do_install uninstall
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"removed $D/usr/bin/warden"* ]]
+	[[ "$output" == *"removed $D/usr/libexec/warden/warden-broker"* ]]
+	[[ "$output" == *"removed $D/usr/libexec/"* ]]
+	run find "$D"
+	echo "$output"
+	[ "$output" = "$D" ]
+	run do_install uninstall
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"nothing of warden's is installed under $D/usr"* ]]
 }
 
 @test "install: the installed warden runs a jail and finds its broker and egress proxy in PREFIX/libexec/warden" {
@@ -129,6 +182,11 @@ usr/share/man/man1/other.1" ]
 	[[ "$output" == *"sandbox profile: data"* ]]
 	[[ "$output" == *"30 rows; columns: date, region, product, units, revenue"* ]]
 	grep -q '<svg' "$WS/revenue_by_region.svg"
+	# issue 20 (9): without a key, the hint names the installed recording
+	run env -u OPENAI_API_KEY "$D/usr/bin/warden" chat --workspace "$WS" hello
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"try --model replay:$ex/demo.json"* ]]
 }
 
 @test "install: every man page renders without warnings" {
@@ -147,13 +205,13 @@ usr/share/man/man1/other.1" ]
 		[[ "$output" == *NAME*SYNOPSIS*DESCRIPTION*"SEE ALSO"* ]]
 		n=$((n + 1))
 	done
-	[ "$n" -eq 8 ]
+	[ "$n" -eq 9 ]
 }
 
 @test "install: each command's man page names every option of its --help, warden(1) every command" {
 	do_install install
 	w="$D/usr/bin/warden" man1="$D/usr/share/man/man1"
-	for cmd in run chat serve policy audit doctor; do
+	for cmd in run chat serve mcp policy audit doctor; do
 		opts=$("$w" "$cmd" --help | grep -o -- '--[a-z][a-z-]*' | sort -u)
 		[ -n "$opts" ] || [ "$cmd" = policy ] || [ "$cmd" = doctor ]
 		for o in $opts; do
@@ -193,6 +251,42 @@ usr/share/man/man1/other.1" ]
 	[ "$(basename "$comp")" = warden ]
 }
 
+# Issue 20 (10): `--resume <TAB>` completed the files of the current
+# directory, not the saved conversations ($XDG_DATA_HOME/warden/
+# conversations, the names --resume takes), newest first.
+@test "install: --resume completes the saved conversations, bash and zsh" {
+	do_install install
+	conv="$XDG_DATA_HOME/warden/conversations"
+	mkdir -p "$conv"
+	echo '[]' > "$conv/2031-01-01-older.json"
+	echo '[]' > "$conv/2031-01-02-newer.json"
+	touch -d '2031-01-01' "$conv/2031-01-01-older.json"
+	touch -d '2031-01-02' "$conv/2031-01-02-newer.json"
+	echo '{}' > "$WS/not-a-conversation.json"
+	comp="$D/usr/share/bash-completion/completions/warden"
+	run env PATH="$D/usr/bin:$PATH" bash -c '
+		cd "$2"; source "$1"; shift 2; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _warden
+		echo "[${COMPREPLY[*]}]"' _ "$comp" "$WS" warden chat --resume ""
+	echo "$output"
+	[ "$output" = "[2031-01-02-newer.json 2031-01-01-older.json]" ]
+	run env PATH="$D/usr/bin:$PATH" bash -c '
+		cd "$2"; source "$1"; shift 2; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _warden
+		echo "[${COMPREPLY[*]}]"' _ "$comp" "$WS" warden --resume 2031-01-01
+	[ "$output" = "[2031-01-01-older.json]" ]
+	# a path is still a file
+	run env PATH="$D/usr/bin:$PATH" bash -c '
+		cd "$2"; source "$1"; shift 2; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _warden
+		echo "[${COMPREPLY[*]}]"' _ "$comp" "$WS" warden chat --resume ./not
+	[ "$output" = "[./not-a-conversation.json]" ]
+	# zsh: the same list, from the same directory
+	zcomp="$D/usr/share/zsh/site-functions/_warden"
+	grep -q "'--resume\[continue a saved conversation\]::conversation:_warden_conversations'" "$zcomp"
+	run zsh -fc 'source "$1" >/dev/null 2>&1; _warden_conversation_names' _ "$zcomp"
+	echo "$output"
+	[ "${lines[0]}" = 2031-01-02-newer.json ]
+	[ "${lines[1]}" = 2031-01-01-older.json ]
+}
+
 @test "install: the zsh completion parses and offers every command" {
 	do_install install
 	comp="$D/usr/share/zsh/site-functions/_warden"
@@ -200,7 +294,7 @@ usr/share/man/man1/other.1" ]
 	run zsh -n "$comp"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	for cmd in chat serve run policy audit doctor version help; do
+	for cmd in chat serve mcp run policy audit doctor version help; do
 		grep -q "'$cmd:" "$comp"
 	done
 }

@@ -88,6 +88,16 @@ copy_probes() {
 	pool_py pool_weight --pool 1
 }
 
+# Issue 18: with the profile left out of the pool's key, or the hides'
+# check disabled, every test above still passed.
+@test "pool: a strict session never gets a jail pooled under a looser profile (G120)" {
+	pool_py pool_profile --pool 1 --allow-profile strict
+}
+
+@test "pool: a pooled jail started before a hide path appeared is never used (G123)" {
+	pool_py pool_stale_hides --pool 1
+}
+
 @test "pool: a pooled jail whose protected paths changed since it started is never used (issue 19)" {
 	pool_py pool_protect_stale --pool 1
 }

@@ -199,6 +199,60 @@ def sc_pool_weight(s, args):
         check(limit_files(c) == cold_files, "b's driver's limits differ: %s" % limit_files(c))
 
 
+def sc_pool_profile(s, args):
+    """Issue 18: the pool keys its jails by profile too.  With a jail of
+    the default profile (workspace: read-write) ready in the pool, a
+    session under strict (the workspace read-only) opens on the same
+    workspace and language: it must get a strict jail of its own, never the
+    pooled one -- judged from the host by a file its block tries to write,
+    and by the audit log (no pooled jail record for it).  A session of the
+    default profile then takes the pooled jail (the control)."""
+    ws = args["workspace"]
+    a = s.open()
+    ok_result(s.run(a, "python", "print(1)")[2], "a's first block")
+    wait_until(lambda: len(ready_jails(s)) == 2, "a ready jail waits in the pool (a's + 1)")
+    b = s.open(profile="strict")
+    out, err, res, _ = s.run(b, "python", "open('written-by-strict', 'w').write('x')\n")
+    check(res.get("event") == "result", "b: %s" % res)
+    check(not os.path.exists(os.path.join(ws, "written-by-strict")),
+          "a strict session wrote into the workspace: it ran in the pooled jail of the "
+          "default profile")
+    check("Read-only file system" in err, "b's write did not fail as strict: %r" % err)
+    check(not [r for r in audit_records(args, "jail") if r.get("session") == b],
+          "the strict session took a pooled jail: %s" % audit_records(args, "jail"))
+    c = pooled_open(s, args)
+    ok_result(s.run(c, "python", "open('written-by-c', 'w').write('x')\n")[2], "c's block")
+    check(os.path.exists(os.path.join(ws, "written-by-c")), "c could not write the workspace")
+
+
+HIDE_CHECK = ("for p in ('.ssh/id_rsa', '.env'):\n"
+              "    try:\n        print(p, open(p).read().strip())\n"
+              "    except OSError as e:\n        print(p, 'unreadable', e.errno)\n")
+
+
+def sc_pool_stale_hides(s, args):
+    """Issue 18: a pooled jail hides what existed when it started.  Once one
+    is ready, the host creates .ssh/id_rsa and .env (both hidden by the
+    default profile) in the workspace: the next session must not take that
+    jail (the hide paths' identities changed), so in its jail, as in a
+    cold one, neither file can be read."""
+    ws = args["workspace"]
+    a = s.open()
+    ok_result(s.run(a, "python", "print(1)")[2], "a's first block")
+    wait_until(lambda: len(ready_jails(s)) == 2, "a ready jail waits in the pool (a's + 1)")
+    os.makedirs(os.path.join(ws, ".ssh"))
+    for rel in (".ssh/id_rsa", ".env"):
+        with open(os.path.join(ws, rel), "w") as f:
+            f.write("stale-hide-canary %s\n" % rel)
+    b = s.open()
+    out, err, res, _ = s.run(b, "python", HIDE_CHECK)
+    ok_result(res, "b's block: %r" % err)
+    check("canary" not in out, "a hidden file is readable in b's jail: %r" % out)
+    check(out.count("unreadable") == 2, "b: %r" % out)
+    check(not [r for r in audit_records(args, "jail") if r.get("session") == b],
+          "b took the pooled jail started before the hides changed")
+
+
 if __name__ == "__main__":
     sys.exit(scenario_main("pool_client.py",
                            {n[3:]: f for n, f in globals().items() if n.startswith("sc_")}))

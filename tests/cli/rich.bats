@@ -71,3 +71,16 @@ need_py() {
 @test "rich: forged and oversized M/A frames on the control fd are bounded and harmless" {
 	rich_client hostile --allow-profile flood --profile flood
 }
+
+# Issue 18: three mutations of supervisor/rich.c survived the test above.
+@test "rich: a block's images together stay within the output limit (G140)" {
+	rich_client image_budget --allow-profile flood --profile flood
+}
+
+@test "rich: an image announced past 1 GiB breaks only its jail (G140)" {
+	rich_client len_cap --allow-profile flood --profile flood
+}
+
+@test "rich: at most 100,000 active lines per block (G140)" {
+	rich_client line_cap
+}

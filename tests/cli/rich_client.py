@@ -203,6 +203,66 @@ def sc_hostile(s, args):
     ok_result(s.run(sid, "python", "print(1)\n")[2], "still serving")
 
 
+def sc_image_budget(s, args):
+    """Issue 18: a block's images add up against the policy's output limit
+    (64K in the flood profile), not each on its own: of two 40,000-byte
+    images the first comes through and the second is dropped with a note.
+    The next block has the whole limit again."""
+    sid = s.open()
+    two = ("import os\nd = b'\\x89PNG' + b'%s' * 39996\n"
+           "os.write(4, b'M png %%d\\n' %% len(d) + d)\n"
+           "os.write(4, b'M png %%d\\n' %% len(d) + d)\nprint('after')\n")
+    out, err, res, evs = s.run(sid, "python", two % "a")
+    ok_result(res, "two images")
+    imgs = rich(evs, "image")
+    check(len(imgs) == 1, "two 40,000-byte images under a 64K limit: %d came through" % len(imgs))
+    check(base64.b64decode(imgs[0]["content"]) == b"\x89PNG" + b"a" * 39996, "the first image")
+    check("was dropped" in err and "25536 bytes left for this block" in err,
+          "no note, or not the block's budget: %r" % err)
+    check(out == "after\n", "stdout: %r" % out)
+    out, err, res, evs = s.run(sid, "python", "import os\nd = b'\\x89PNG' + b'b' * 39996\n"
+                               "os.write(4, b'M png %d\\n' % len(d) + d)\n")
+    ok_result(res, "the next block's image")
+    check(len(rich(evs, "image")) == 1 and not err, "the next block's budget: %s %r" %
+          (len(rich(evs, "image")), err))
+
+
+def sc_len_cap(s, args):
+    """Issue 18: an image announced past RICH_LEN_MAX (1 GiB) is malformed:
+    2,000,000,000 fits the parser's ten digits and a u32, so only the cap
+    refuses it.  The jail ends (reason error, state lost) at once, not after
+    the block's wall time; the next block runs fresh."""
+    sid = s.open()
+    ok_result(s.run(sid, "python", "keep = 1\n")[2], "setup")
+    out, err, res, evs = s.run(sid, "python", "import os, time\n"
+                               "os.write(4, b'M png 2000000000\\n')\ntime.sleep(30)\n")
+    check(res.get("event") == "result" and res.get("reason") == "error" and
+          res.get("state_lost") is True, "a 2 GB image announced: %s (stderr %r)" % (res, err))
+    check("was dropped" not in err, "the length was taken, and the image dropped: %r" % err)
+    out, err, res, evs = s.run(sid, "python", "print('keep' in globals())\n")
+    ok_result(res, "after the 2 GB image")
+    check(out == "False\n", "not a fresh jail: %r" % out)
+
+
+def sc_line_cap(s, args):
+    """Issue 18: at most RICH_LINES_MAX (100,000) active lines a block: a
+    block that writes 100,100 distinct "A" lines on its control fd (besides
+    the driver's own) sends exactly 100,000, then the end's null; the next
+    block's lines come again."""
+    sid = s.open()
+    out, err, res, evs = s.run(sid, "python",
+                               "import os\nbuf = b''.join(b'A %d\\n' % (1 + i % 2) "
+                               "for i in range(100100))\nos.write(4, buf)\nprint('wrote')\n")
+    ok_result(res, "100,100 lines")
+    lines = active(evs)
+    check(out == "wrote\n", "stdout: %r" % out)
+    check(len(lines) == 100001 and lines[-1] is None and None not in lines[:-1],
+          "want 100,000 active lines and the null: %d lines, ending %s" % (len(lines), lines[-3:]))
+    out, err, res, evs = s.run(sid, "python", "a = 1\nb = 2\n")
+    ok_result(res, "the next block")
+    check(active(evs) == [1, 2, None], "the next block's lines: %s" % active(evs)[:10])
+
+
 SCENARIOS = {name[3:]: fn for name, fn in globals().items() if name.startswith("sc_")}
 
 

@@ -223,6 +223,56 @@ def sc_limits(s, args):
         check(res["peak_memory_bytes"] is None, "peak memory without a counter: %s" % res)
 
 
+def sc_net_off(s, args):
+    """Issue 20 (4): a block that tries the network while it is off gets a
+    result whose message says so and how to allow it (chat shows the same
+    message to the person and the model); the next block, which does not
+    try, gets none: the kernel's counters are taken per block.  The
+    block_end record has the count."""
+    sid = s.open()
+    code = ("import socket\n"
+            "for host in ('pypi.org', '192.0.2.1'):\n"
+            "    try: socket.create_connection((host, 443), timeout=2)\n"
+            "    except OSError as e: print(host, e)\n")
+    out, err, res, _ = s.run(sid, "python", code)
+    ok_result(res, "the block that tries")
+    msg = res.get("message") or ""
+    check("the block tried to reach the network" in msg and
+          "the network is off under profile workspace (network mode none)" in msg and
+          "--profile network, or --net proxy --allow HOST" in msg, "message: %s" % res)
+    out, err, res, _ = s.run(sid, "python", "print(1)")
+    ok_result(res, "the next block")
+    check("network" not in (res.get("message") or ""), "a block that did not try: %s" % res)
+    ends = audit_records({"audit": os.environ["WARDEN_AUDIT_LOG"]}, "block_end")
+    check(len(ends) == 2 and ends[0].get("network_unreachable", 0) >= 1 and
+          ends[1].get("network_unreachable") == 0, "block_end records: %s" % ends)
+
+
+def sc_jail_facts(s, args):
+    """Issue 20: the opened event carries what OPENED says of the jail on
+    this machine (chat's %info shows the same): where the policy came
+    from, the Landlock ABI (the one `warden doctor` reports), whether the
+    caller's home lies in the workspace."""
+    ws = os.path.realpath(args["workspace"])
+    home = os.environ.get("HOME", "")
+    rid = s.send({"op": "open"})
+    ev = s.wait_id(rid)
+    check(ev.get("event") == "opened", "open: %s" % ev)
+    jail = ev.get("jail")
+    check(isinstance(jail, dict), "opened without jail: %s" % ev)
+    check(jail.get("policy_source") == "built-in:workspace.json", "policy_source: %s" % jail)
+    abi = jail.get("landlock_abi")
+    check(isinstance(abi, int) and not isinstance(abi, bool) and abi >= 0,
+          "landlock_abi: %s" % jail)
+    doctor = subprocess.run([os.environ["WARDEN"], "doctor"], capture_output=True, text=True)
+    want = "ABI %d" % abi if abi else "not available"
+    check(want in doctor.stdout or want in doctor.stderr,
+          "landlock_abi %s, but warden doctor says: %s" % (abi, doctor.stdout))
+    inside = home == ws or home.startswith(ws + "/")
+    check(jail.get("home_in_workspace") is inside,
+          "home_in_workspace: %s (HOME %s, workspace %s)" % (jail, home, ws))
+
+
 def sc_python_state(s, args):
     ws = args["workspace"]
     sid = s.open()
@@ -589,6 +639,7 @@ def wait_running(pattern, what, find=pgrep):
         time.sleep(0.05)
 
 
+BG_WALL = 10.0   # the bg profile's wall_time (serve.bats)
 BG_JOB = ("sh -c 'while :; do touch \"%s/bg\"; sleep 0.1; done; : %s' &\n"
           "( while :; do sleep 0.1%s; done ) &\necho started")
 
@@ -752,8 +803,11 @@ def sc_leader_exited(s, args):
     prog = (TICKER % (path, path) +
             "import ctypes\n"
             "ctypes.CDLL(None).syscall(60, 0)\n")   # exit(2) of the main thread only
-    code = "python3 -c %s &\nwhile [ ! -e %s ]; do sleep 0.01; done\necho started\n" % (
-        shlex.quote(prog), shlex.quote(path))
+    # the block ends once the leader is a zombie: a sweep that came
+    # before its exit would kill it by its leader's state alone
+    code = ("python3 -c %s &\nwhile [ ! -e %s ]; do sleep 0.01; done\n"
+            "while [ \"$(cut -d' ' -f3 /proc/$!/stat)\" != Z ]; do sleep 0.01; done\n"
+            "echo started\n") % (shlex.quote(prog), shlex.quote(path))
     sid = s.open()
     out, err, res, _ = s.run(sid, "shell", code)
     ok_result(res, "the block starting the process")
@@ -773,12 +827,18 @@ def sc_background(s, args):
     wall_time of the last block (from its start) expires."""
     m = "%06d" % random.randint(0, 999999)
     sid = s.open()
+    # the job may die once the wall time of the last block's start has
+    # passed (BG_WALL, the bg profile's, serve.bats): before, it must live
+    start = time.monotonic()
     out, err, res, _ = s.run(sid, "shell", BG_JOB % (args["workspace"], "bgjob" + m, m))
     ok_result(res, "the block starting a background job")
-    check(pgrep("bgjob" + m), "the background job was killed at the end of its block")
+    check(pgrep("bgjob" + m) or time.monotonic() - start >= BG_WALL,
+          "the background job was killed at the end of its block")
+    start = time.monotonic()
     out, err, res, _ = s.run(sid, "shell", "echo next")
     ok_result(res, "the next block")
-    check(pgrep("bgjob" + m), "the background job was killed by the next block")
+    check(pgrep("bgjob" + m) or time.monotonic() - start >= BG_WALL,
+          "the background job was killed by the next block")
     wait_gone("bgjob" + m, "the background job past the wall time")
     wait_gone("sleep 0.1" + m, "the subshell's loop past the wall time")
     out, err, res, _ = s.run(sid, "shell", "echo after")
@@ -859,8 +919,11 @@ def sc_ws_swap(s, args):
     a = s.open()
     ok_result(s.run(a, "shell", "mkdir sub")[2], "mkdir sub")
     b = s.open(workspace=os.path.join(ws, "sub"))
+    # B's shell jail is up (its start made the catalogs' placeholders in
+    # sub, jail/protect.c): A's rm below does not race with it
+    ok_result(s.run(b, "shell", "true")[2], "b's shell jail")
     # in A's jail, /oldroot does not exist; in a jail being built, it is the host
-    # rm -r: the placeholders of B's jail stand in sub (jail/protect.c)
+    # rm -r: the placeholders of B's jail stand in sub
     ok_result(s.run(a, "shell", "rm -r sub && ln -s /oldroot sub")[2], "swap")
     code = ("cat %s/canary; touch %s/escaped; ls -a %s | head -3" %
             ((os.path.join(ws, "sub") + hd,) * 2 + (os.path.join(ws, "sub"),)))
@@ -1180,10 +1243,18 @@ def sc_pool_confined(s, args):
     ok_result(s.run(a, "python", "pass")[2], "a's first block")
     wait_until(lambda: len(jail_inits(s)) >= 2, "a jail waits in the pool")
     b = pooled_open(s, args)
-    code = PROBE_LOOP % " ".join(PROBES)
+    # a's cold and b's pooled Python jail, judged below without a jail the
+    # pool starts later (b's refill, once its block ended: still being set
+    # up, it is not yet confined)
+    inits = jail_inits(s)
+    check(len(inits) == 2, "want a's and b's jails, not %s" % inits)
+    # the probes from those very jails: a block in another language would
+    # run in a new, cold jail of its own (and end b's unused pooled one)
+    code = ("import subprocess\nprint(subprocess.run(%r, shell=True, capture_output=True, "
+            "text=True).stdout, end='')\n" % (PROBE_LOOP % " ".join(PROBES)))
     outs = []
     for sid in (a, b):
-        out, err, res, _ = s.run(sid, "shell", code)
+        out, err, res, _ = s.run(sid, "python", code)
         ok_result(res, "probes in %s" % sid)
         outs.append(out)
         for p in PROBES:
@@ -1191,7 +1262,7 @@ def sc_pool_confined(s, args):
     check(outs[0] == outs[1], "a pooled jail differs from a cold one:\n%s\n%s" % (outs[0], outs[1]))
     # from the host: every process of both jails, as the kernel sees it
     seen = []
-    for init in jail_inits(s):
+    for init in inits:
         for pid in [init] + [int(x) for x in subprocess.run(
                 ["pgrep", "-P", str(init)], capture_output=True, text=True).stdout.split()]:
             with open("/proc/%d/status" % pid) as f:
@@ -1206,7 +1277,13 @@ import os, subprocess
 open('/tmp/left-by-a', 'w').write('secret-a')
 os.environ['LEFT_BY_A'] = '1'
 os.chdir('/tmp')
-subprocess.Popen(['sleep', '1000'], start_new_session=True)
+p = subprocess.Popen(['sleep', '1000'], start_new_session=True)
+# planted once it is sleep: under load the child may not have exec'd by
+# the next block (a flake: the check below read python's cmdline)
+for _ in range(3000):
+    if open('/proc/%d/cmdline' % p.pid, 'rb').read().startswith(b'sleep'):
+        break
+    import time; time.sleep(0.01)
 left_by_a = 1
 print('planted')
 """

@@ -1,5 +1,5 @@
 /* libFuzzer target: `warden audit`'s reader (waudit_parse_line in
- * supervisor/cmd_audit.c), which reads a log whose strings hold hostile
+ * cli/cmd_audit.c), which reads a log whose strings hold hostile
  * text, and the writer's escaping (waudit_format in supervisor/audit.c).
  *
  * Checks beyond "does not crash":

@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../broker/llm_provider.h"
-#include "../../broker/sse.h"
+#include "../../broker/llm/llm_provider.h"
+#include "../../broker/llm/sse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

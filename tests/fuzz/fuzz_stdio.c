@@ -1,6 +1,6 @@
 /* libFuzzer target: warden serve --stdio's request parser
- * (broker/api_stdio_parse.c), which reads hostile lines from stdin, and the
- * UTF-8 repair of output chunks (broker/utf8.c).
+ * (broker/api/api_stdio_parse.c), which reads hostile lines from stdin, and the
+ * UTF-8 repair of output chunks (broker/core/utf8.c).
  *
  * Checks beyond "does not crash": a parsed request's fields respect their
  * bounds and hold no NUL byte; a failure leaves nothing but the id; the
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_stdio.h"
-#include "utf8.h"
+#include "api/api_stdio.h"
+#include "core/utf8.h"
 #include "warden/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

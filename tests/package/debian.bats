@@ -65,6 +65,10 @@ teardown() {
 	# the man pages are where man finds them; the examples are not compressed
 	[ "$(man -w warden-policy.5)" = /usr/share/man/man5/warden-policy.5.gz ]
 	[ -f /usr/share/doc/warden/examples/demo.json ]
+	# the documentation README.md points to, uncompressed (issue 20)
+	[ -f /usr/share/doc/warden/README.md ]
+	[ -f /usr/share/doc/warden/docs/policy.md ]
+	[ ! -e /usr/share/doc/warden/.install-dirs ]
 	run dpkg --purge warden
 	echo "$output"
 	[ "$status" -eq 0 ]

@@ -111,6 +111,37 @@ status_ids() {
 	touch "$WS/a.ready.go"
 }
 
+# Issue 18: root here has no supplementary groups, so the test above passed
+# with the slot helper's setgroups removed.  Started by a warden that has
+# groups 4 and 27 (setpriv), the jail's init and program still have none.
+# An ordinary caller cannot give itself groups, and its jail is itself: its
+# program has exactly the caller's groups, nothing more.
+@test "identity: as root, a jail of a warden that has supplementary groups has none (G175)" {
+	local run=("$WARDEN") wpid init prog p
+	is_root && run=(setpriv --groups 4,27 "$WARDEN")
+	cp "$WARDEN_PROBES/idprobe" "$WS/"
+	"${run[@]}" run --quiet --timeout 60s --workspace "$WS" -- ./idprobe hold g.ready &
+	wpid=$!
+	JAILS+=("$wpid")
+	wait_for "$WS/g.ready"
+	prog=$(host_pid_of ./idprobe hold g.ready)
+	init=$(awk '/^PPid:/ {print $2}' "/proc/$prog/status")
+	echo "warden $wpid, init $init, program $prog"
+	for p in "$wpid" "$init" "$prog"; do echo "$p: $(status_ids "$p")"; done
+	if ! is_root; then
+		[ "$(status_ids "$prog" | cut -d'|' -f3)" = "$(status_ids $$ | cut -d'|' -f3)" ]
+		touch "$WS/g.ready.go"
+		return 0
+	fi
+	# the control: warden itself runs with the groups
+	[ "$(status_ids "$wpid" | cut -d'|' -f3)" = " 4 27" ]
+	[ "$(awk '/^PPid:/ {print $2}' "/proc/$init/status")" = "$wpid" ]
+	for p in "$init" "$prog"; do
+		[ -z "$(status_ids "$p" | cut -d'|' -f3 | tr -d ' ')" ]
+	done
+	touch "$WS/g.ready.go"
+}
+
 @test "identity: as root, two concurrent jails have different host uids" {
 	start_hold a
 	start_hold b

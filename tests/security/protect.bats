@@ -56,6 +56,39 @@ check() { # SCENARIO VARIANT: tests/security/protect_check.py against $H
 	[[ "$output" != *'"/etc"'* ]]
 }
 
+@test "protect: ~/.config/warden cannot be created while XDG_CONFIG_HOME points elsewhere: a run without it would read it (issue 19)" {
+	[ ! -e "$H/.config/warden" ]
+	run env HOME="$H" XDG_CONFIG_HOME="$WS.cfg" "$WARDEN" run --workspace "$H" -- sh -c \
+		'mkdir -p .config/warden/profiles && echo "{\"name\":\"workspace\",\"filesystem\":{\"read_write\":[\"\$WORKSPACE\",\"/etc\"]}}" > .config/warden/profiles/workspace.json'
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[ ! -e "$H/.config/warden/profiles/workspace.json" ]
+	run env HOME="$H" "$WARDEN" policy show workspace
+	[ "$status" -eq 0 ]
+	[[ "$output" != *'"/etc"'* ]]
+}
+
+@test "protect: an XDG_CONFIG_HOME inside the workspace, not the catalog's place, is protected too: no profile planted there (issue 19)" {
+	run env HOME="$H" XDG_CONFIG_HOME="$H/conf" "$WARDEN" run --workspace "$H" -- sh -c \
+		'mkdir -p conf/warden/profiles && echo "{\"name\":\"workspace\",\"filesystem\":{\"read_write\":[\"\$WORKSPACE\",\"/etc\"]}}" > conf/warden/profiles/workspace.json'
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[ ! -e "$H/conf/warden/profiles/workspace.json" ]
+	run env HOME="$H" XDG_CONFIG_HOME="$H/conf" "$WARDEN" policy show workspace
+	[ "$status" -eq 0 ]
+	[[ "$output" != *'"/etc"'* ]]
+}
+
+@test "protect: an XDG_RUNTIME_DIR that is not the caller's own 0700 directory is passed over for the registry (sudo, su)" {
+	mkdir -m 755 "$WS.rt"
+	run env HOME="$H" XDG_RUNTIME_DIR="$WS.rt" "$WARDEN" run --quiet --workspace "$H" -- sh -c 'echo ran'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *ran* ]]
+	[ ! -e "$WS.rt/warden" ]
+	rmdir "$WS.rt"
+}
+
 @test "protect: a dotfile that links into the workspace cannot be changed through its target (issue 19)" {
 	mkdir -p "$H/dotfiles"
 	echo 'original bashrc' > "$H/dotfiles/bashrc"

@@ -1,6 +1,6 @@
 /* The chat's system message tells the model what the jail's network is
  * (issue 10): the mode, and in proxy mode every host it may reach, from
- * the policy the supervisor sent in OPENED (broker/chat_prompt.c). */
+ * the policy the supervisor sent in OPENED (broker/chat/chat_prompt.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "chat_int.h"
-#include "chat.h"
+#include "chat/chat_int.h"
+#include "chat/chat.h"
 #include "warden/policy.h"
 
 /* The system message for a session whose policy is `json` (a policy file's

@@ -1,4 +1,4 @@
-/* broker_confine (broker/confine.c) against the real kernel: a forked child
+/* broker_confine (broker/core/confine.c) against the real kernel: a forked child
  * confines itself and tries what a compromised broker would try; it reports
  * each result through a pipe and the parent asserts.  The same probes in an
  * unconfined child must come out the other way, so the test can fail. */
@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "broker.h"
+#include "core/broker.h"
 #include "warden/util.h"
 
 struct probes {
@@ -48,6 +48,8 @@ struct probes {
 	int mount_errno;         /* mount with NULL arguments */
 	int thread_errno;        /* pthread_create + join */
 	int ptrace_errno;        /* ptrace(PTRACE_TRACEME) */
+	int kcmp_errno;          /* kcmp(0, 0, 0, ...): forbidden everywhere (common/forbidden.c),
+	                          * so the broker's filter denies it too (one table) */
 	int devnull_errno;       /* open /dev/null read-write */
 	int unix_socket_errno;   /* socket(AF_UNIX) */
 	int unix_high_errno;     /* socket(AF_UNIX | 1 << 32): the filter must mask to 32 bits */
@@ -232,6 +234,8 @@ static void run_probes(const struct fixture *f, const char *exec_path, struct pr
 		execve(exec_path, argv, envp);
 		p->exec_errno = errno;
 	}
+	/* pids 0: EPERM from the filter, ESRCH (or EINVAL) from the kernel */
+	p->kcmp_errno = syscall(SYS_kcmp, 0, 0, 0, 0, 0) < 0 ? errno : 0;
 	/* before unshare(CLONE_NEWNET), which the unconfined control (as root) gets */
 	probe_sockets(f, p);
 	p->passwd_errno = open_errno("/etc/passwd", O_RDONLY);
@@ -341,6 +345,7 @@ static void test_confined(void **state)
 	expect_errno("mount", p.mount_errno, EPERM);
 	expect_errno("pthread_create", p.thread_errno, 0);
 	expect_errno("ptrace(PTRACE_TRACEME)", p.ptrace_errno, EPERM);
+	expect_errno("kcmp (a forbidden call)", p.kcmp_errno, EPERM);
 	expect_errno("open /dev/null", p.devnull_errno, 0);
 	/* G45: no new unix sockets, no netlink or packet sockets */
 	expect_errno("socket(AF_UNIX)", p.unix_socket_errno, EPERM);

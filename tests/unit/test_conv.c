@@ -14,9 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "conv.h"
-#include "lmc.h"
+#include "chat/config.h"
+#include "chat/conv.h"
+#include "lang.h"
+#include "core/lmc.h"
 #include "warden/util.h"
 
 static char tmpdir[64];
@@ -266,6 +267,73 @@ static void test_export_script_runs(void **state)
 	json_object_put(a);
 }
 
+/* The export's languages are the session's, with the same aliases
+ * (supervisor/lang.c): a block runs in the script under the language it
+ * ran under in the session. */
+static void test_script_languages_are_the_sessions(void **state)
+{
+	size_t n;
+	const struct conv_interp *in = conv_interp_all(&n);
+
+	(void)state;
+	assert_int_equal(n, wlangs_n);
+	for (size_t i = 0; i < wlangs_n; i++) {
+		char aliases[128], *save = NULL;
+
+		assert_non_null(conv_interp_find(wlangs[i].name));
+		assert_string_equal(conv_interp_find(wlangs[i].name)->name, wlangs[i].name);
+		snprintf(aliases, sizeof(aliases), "%s", wlangs[i].aliases);
+		for (char *a = strtok_r(aliases, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+			assert_non_null(conv_interp_find(a));
+			assert_string_equal(conv_interp_find(a)->name, wlangs[i].name);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		char names[128], *save = NULL;
+
+		snprintf(names, sizeof(names), "%s", in[i].names);
+		for (char *a = strtok_r(names, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+			assert_non_null(wlang_find(a));
+			assert_string_equal(wlang_find(a)->name, in[i].name);
+		}
+	}
+	assert_null(conv_interp_find("go"));
+	assert_null(conv_interp_find(""));
+}
+
+/* Interrupted blocks are left out and named; a new jail of a language
+ * restarts its interpreter, and only where an earlier block ran in it. */
+static void test_script_reads_the_notes(void **state)
+{
+	json_object *a = json_object_new_array();
+	char *text;
+
+	(void)state;
+	json_object_array_add(a, lmc_msg("assistant", "code", "py", "x = 1"));
+	json_object_array_add(a, lmc_msg("computer", "console", "output",
+	                                 "(no output)\n[warden: this block ran in a new python jail: "
+	                                 "...]"));
+	json_object_array_add(a, lmc_msg("assistant", "code", "python", "import time; LONG"));
+	json_object_array_add(a, lmc_msg("computer", "console", "output",
+	                                 "part\n" CONV_INTERRUPTED));
+	json_object_array_add(a, lmc_msg("assistant", "code", "python", "print(x)"));
+	json_object_array_add(a, lmc_msg("computer", "console", "output",
+	                                 "1\n" CONV_NEW_JAIL "python jail: what earlier python "
+	                                 "blocks defined is gone]"));
+	json_object_array_add(a, lmc_msg("assistant", "code", "go", "fmt.Println(1)"));
+	json_object_array_add(a, lmc_msg("computer", "console", "output", "1"));
+	text = conv_script(a, "c.json");
+	assert_null(strstr(text, "LONG"));
+	assert_non_null(strstr(text, "#   block 2 (python): left out: the user interrupted it"));
+	assert_non_null(strstr(text, "#   block 4 (go): left out: no interpreter is known"));
+	/* one restart: before block 3, not before block 1 (nothing ran before) */
+	assert_non_null(strstr(text, "warden_restart python\n\n# block 3 (python)"));
+	assert_null(strstr(strstr(text, "warden_restart python\n") + 1, "\nwarden_restart python\n"));
+	assert_null(strstr(text, "\nwarden_block go"));
+	free(text);
+	json_object_put(a);
+}
+
 static void test_trim_keeps_latest_and_pairs(void **state)
 {
 	json_object *a = sample(), *t;
@@ -385,6 +453,8 @@ int main(void)
 		cmocka_unit_test(test_notebook_path_stays_under_data),
 		cmocka_unit_test(test_notebook_cells),
 		cmocka_unit_test(test_export_script_runs),
+		cmocka_unit_test(test_script_languages_are_the_sessions),
+		cmocka_unit_test(test_script_reads_the_notes),
 		cmocka_unit_test(test_trim_keeps_latest_and_pairs),
 		cmocka_unit_test(test_config_precedence),
 		cmocka_unit_test(test_config_errors_name_the_line),

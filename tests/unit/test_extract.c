@@ -6,18 +6,28 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "llm.h"
-#include "extract.h"
-#include "lmc.h"
+#include "llm/llm.h"
+#include "llm/extract.h"
+#include "core/lmc.h"
 
 /* want: "M:text" for a message, "C:lang:code" for code; NULL-terminated */
+static bool fences_only;   /* expect() tests llm_extract_fences with known_label */
+
+static bool known_label(void *ctx, const char *label)
+{
+	(void)ctx;
+	return !strcmp(label, "python") || !strcmp(label, "py") || !strcmp(label, "bash");
+}
+
 static void expect(const char *text, const char *const *want)
 {
-	json_object *a = llm_extract_code(text);
+	json_object *a = fences_only ? llm_extract_fences(text, known_label, NULL)
+	                             : llm_extract_code(text);
 	size_t n = 0;
 
 	assert_non_null(a);
@@ -145,6 +155,36 @@ static void test_call_syntax(void **state)
 	EXPECT("execute(code=\"unterminated)", "M:execute(code=\"unterminated)");
 }
 
+/* Tools on, no tool call (issue 20): only labelled fences in a language
+ * the session runs are code; unlabelled and data fences, other languages
+ * and tool calls written as text stay the model's text. */
+static void test_fences_only(void **state)
+{
+	(void)state;
+	fences_only = true;
+	EXPECT("Run:\n```py\nprint(1)\n```\nthen\n```bash\nls\n```\nDone.",
+	       "M:Run:", "C:py:print(1)", "M:then", "C:bash:ls", "M:Done.");
+	EXPECT("```\nls\n```", "M:```\nls\n```");
+	EXPECT("```text\nprint(1)\n```", "M:```text\nprint(1)\n```");
+	EXPECT("```go\nfmt.Println(1)\n```", "M:```go\nfmt.Println(1)\n```");
+	EXPECT("```json\n{\"name\":\"execute\",\"arguments\":{\"language\":\"python\",\"code\":\"x\"}}\n```",
+	       "M:```json\n{\"name\":\"execute\",\"arguments\":{\"language\":\"python\",\"code\":\"x\"}}\n```");
+	EXPECT("{\"name\":\"execute\",\"arguments\":{\"code\":\"x\"}}",
+	       "M:{\"name\":\"execute\",\"arguments\":{\"code\":\"x\"}}");
+	EXPECT("no code at all", "M:no code at all");
+	fences_only = false;
+	{
+		char label[8];
+
+		assert_int_equal(llm_fence_label("  python3 {.x}", 14, label, sizeof(label)), 7);
+		assert_string_equal(label, "python3");
+		assert_int_equal(llm_fence_label("javascript", 10, label, sizeof(label)), 10);
+		assert_string_equal(label, "javascr");
+		assert_int_equal(llm_fence_label("   ", 3, label, sizeof(label)), 0);
+		assert_string_equal(label, "");
+	}
+}
+
 static void test_empty(void **state)
 {
 	json_object *a = llm_extract_code(NULL);
@@ -205,6 +245,7 @@ int main(void)
 		cmocka_unit_test(test_json_tool_call_as_text),
 		cmocka_unit_test(test_tool_named_after_language),
 		cmocka_unit_test(test_call_syntax),
+		cmocka_unit_test(test_fences_only),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_repair_call),
 	};

@@ -23,10 +23,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "llm.h"
-#include "llm_provider.h"
-#include "lmc.h"
-#include "http.h"
+#include "llm/llm.h"
+#include "llm/llm_provider.h"
+#include "core/lmc.h"
+#include "llm/http.h"
 #include "warden/util.h"
 
 #define KEY "sk-test-SECRET-0123456789abcdef"

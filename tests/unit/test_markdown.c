@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "markdown.h"
+#include "chat/markdown.h"
 
 static char *render(const char *in, bool color, size_t chunk)
 {

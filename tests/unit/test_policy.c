@@ -473,9 +473,10 @@ static void test_defaults(void **state)
 		"/etc/fonts", "/var/cache/fontconfig", "/etc/matplotlibrc", "/etc/R",
 	};
 	static const char *const pass[] = { "LANG", "LC_ALL", "TERM", "TZ" };
-	static const char *const setk[] = { "HOME", "PATH", "TMPDIR", "NODE_PATH" };
+	static const char *const setk[] = { "HOME", "PATH", "TMPDIR", "NODE_PATH",
+		"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS" };
 	static const char *const setv[] = { "$HOME", "/usr/local/bin:/usr/bin:/bin", "/tmp",
-		"/usr/local/lib/node_modules:/usr/lib/node_modules:/usr/share/nodejs" };
+		"/usr/local/lib/node_modules:/usr/lib/node_modules:/usr/share/nodejs", "1", "1" };
 	static const char *const rw[] = { "$WORKSPACE" };
 
 	assert_string_equal(p->name, "t");            /* from the source name */
@@ -657,8 +658,8 @@ static void test_append(void **state)
 	            "\"PYTHONDONTWRITEBYTECODE\": \"1\"}}}");
 	assert_int_equal(p->env_pass.n, 5);
 	assert_string_equal(p->env_pass.v[4], "MPLBACKEND");
-	assert_int_equal(p->env_set_keys.n, 5);
-	assert_int_equal(p->env_set_vals.n, 5);
+	assert_int_equal(p->env_set_keys.n, 7);
+	assert_int_equal(p->env_set_vals.n, 7);
 	for (i = 0; i < p->env_set_keys.n; i++)
 		if (!strcmp(p->env_set_keys.v[i], "PATH"))
 			assert_string_equal(p->env_set_vals.v[i], "/x");

@@ -1,5 +1,5 @@
-/* warden serve --stdio's request parser (broker/api_stdio_parse.c) and the
- * UTF-8 repair of output chunks (broker/utf8.c): one test per kind of
+/* warden serve --stdio's request parser (broker/api/api_stdio_parse.c) and the
+ * UTF-8 repair of output chunks (broker/core/utf8.c): one test per kind of
  * malformed line, and the chunk boundaries a jail's output can have. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_stdio.h"
-#include "utf8.h"
+#include "api/api_stdio.h"
+#include "core/utf8.h"
 #include "warden/proto.h"
 #include "warden/util.h"
 

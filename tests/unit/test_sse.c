@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sse.h"
+#include "llm/sse.h"
 #include "warden/err.h"
 
 struct log {
