@@ -644,8 +644,7 @@ struct wproxy *wproxy_new(struct wloop *l, int listen_fd, const struct wproxy_co
 	g.jails = j;
 	if (g.st == E_STARTING || g.st == E_UP)
 		send_add(j);
-	if (g.restarting)
-		fallback(j, true);
+	fallback(j, g.restarting);   /* the process is down: answered here meanwhile */
 	return j;
 }
 
