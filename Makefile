@@ -69,6 +69,8 @@ LIB_SRC  = $(wildcard common/*.c policy/*.c limits/*.c jail/*.c supervisor/*.c l
 LIB_OBJ  = $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/profiles.o $(BUILD)/drivers.o
 BROKER_SRC = $(filter-out broker/main.c,$(wildcard broker/*.c broker/*/*.c))
 BROKER_OBJ = $(BROKER_SRC:%.c=$(BUILD)/%.o)
+EGRESS_SRC = $(filter-out egress/main.c,$(wildcard egress/*.c))
+EGRESS_OBJ = $(EGRESS_SRC:%.c=$(BUILD)/%.o)
 PROFILES = $(sort $(wildcard policy/profiles/*.json))
 DRIVERS  = $(sort $(wildcard drivers/*.py drivers/*.js drivers/*.mjs drivers/*.sh drivers/*.pl drivers/*.rb drivers/*.R))
 FUZZ_SRC = $(wildcard tests/fuzz/fuzz_*.c)
@@ -78,7 +80,7 @@ FUZZ_BIN = $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/%)
 PROBE_SRC = $(wildcard tests/security/probes/*.c)
 PROBE_BIN = $(PROBE_SRC:tests/security/probes/%.c=$(BUILD)/probes/%)
 
-all: $(BUILD)/warden $(BUILD)/warden-broker
+all: $(BUILD)/warden $(BUILD)/warden-broker $(BUILD)/warden-egress
 
 $(BUILD)/%.o: %.c $(wildcard include/warden/*.h) | deps-checked
 	@mkdir -p $(dir $@)
@@ -119,6 +121,19 @@ $(BUILD)/libbroker.a: $(BROKER_OBJ)
 $(BUILD)/warden-broker: $(BUILD)/broker/main.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(BROKER_LIBS)
 
+# The egress proxy (warden-egress): the only code that parses what jailed
+# code sends over the network.  The supervisor never links it; egress/ uses
+# the supervisor's event loop (supervisor/loop.h) and common/.
+# EGRESS_SECCOMP_DEFAULT=SCMP_ACT_LOG: a build whose filter logs what it
+# would kill (how its allowlist is kept complete: egress/confine.c).
+$(BUILD)/egress/%.o: egress/%.c $(wildcard include/warden/*.h egress/*.h supervisor/loop.h) | deps-checked
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(if $(EGRESS_SECCOMP_DEFAULT),-DEGRESS_SECCOMP_DEFAULT=$(EGRESS_SECCOMP_DEFAULT)) -Iegress -Isupervisor -c -o $@ $<
+$(BUILD)/libegress.a: $(EGRESS_OBJ)
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/warden-egress: $(BUILD)/egress/main.o $(BUILD)/libegress.a $(BUILD)/libwarden.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(WARDEN_LIBS)
+
 $(BUILD)/libwarden.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
@@ -134,28 +149,29 @@ $(BUILD)/filters.o: $(BUILD)/filters.c | deps-checked
 $(BUILD)/warden: $(BUILD)/cli/main.o $(BUILD)/filters.o $(BUILD)/libwarden.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(WARDEN_LIBS)
 
-# Unit tests reach the supervisor's and the broker's own headers too.
+# Unit tests reach the supervisor's, the broker's and the egress's own headers too.
 # tests/unit/cmocka_filter.c: CMOCKA_TEST_FILTER=NAME runs one test (make mutants).
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/cmocka_filter.c $(wildcard tests/unit/*.h) $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a | deps-checked
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/cmocka_filter.c $(wildcard tests/unit/*.h) $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libegress.a $(BUILD)/libwarden.a | deps-checked
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -Isupervisor $(CMOCKA_CFLAGS) $(LDFLAGS) -o $@ $< tests/unit/cmocka_filter.c $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS) $(CMOCKA_LIBS)
+	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -Isupervisor -Iegress $(CMOCKA_CFLAGS) $(LDFLAGS) -o $@ $< tests/unit/cmocka_filter.c $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libegress.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS) $(CMOCKA_LIBS)
 
 # Each fuzz target without libFuzzer: tests/fuzz/replay.c feeds it its corpus
 # and its regression inputs (tests/run.sh); make fuzz builds the fuzzers.
-$(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a
+$(BUILD)/tests/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libegress.a $(BUILD)/libwarden.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -Isupervisor $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS)
+	$(CC) $(CFLAGS) $(BROKER_CFLAGS) -Ibroker -Isupervisor -Iegress $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/filters.o $(BUILD)/libbroker.a $(BUILD)/libegress.a $(BUILD)/libwarden.a $(LIBS) $(BROKER_LIBS)
 
 # Security probes are static so they need nothing from the jail's /usr.
 $(BUILD)/probes/%: tests/security/probes/%.c tests/security/probes/probe.h | deps-checked
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -Wall -Wextra -Werror -D_GNU_SOURCE -static -o $@ $<
 
-# The egress proxy alone on a host loopback port, for tests/cli/proxy_engine.bats
-# and the benchmark (tests/helpers/proxyd.c).
-$(BUILD)/tests/proxyd: tests/helpers/proxyd.c $(BUILD)/libwarden.a | deps-checked
+# The egress proxy's engine alone on a host loopback port, in the test's own
+# process (no supervisor; confined like warden-egress with --confine 1), for
+# tests/cli/proxy_engine.bats (tests/helpers/proxyd.c).
+$(BUILD)/tests/proxyd: tests/helpers/proxyd.c $(BUILD)/libegress.a $(BUILD)/libwarden.a | deps-checked
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isupervisor $(LDFLAGS) -o $@ $< $(BUILD)/libwarden.a $(LIBS)
+	$(CC) $(CFLAGS) -Isupervisor -Iegress $(LDFLAGS) -o $@ $< $(BUILD)/libegress.a $(BUILD)/libwarden.a $(LIBS)
 
 probes: $(PROBE_BIN)
 unit: $(UNIT_BIN) $(BUILD)/tests/proxyd $(FUZZ_BIN)
@@ -172,10 +188,10 @@ deps:
 
 # tests/run.sh also runs the unit suites built with ASan and UBSan, and the
 # session suites against warden and warden-broker built the same way.
-test: deps-checked $(BUILD)/warden $(BUILD)/warden-broker unit probes asan-bins
+test: deps-checked $(BUILD)/warden $(BUILD)/warden-broker $(BUILD)/warden-egress unit probes asan-bins
 	@sh tests/run.sh
 
-demo: deps-checked $(BUILD)/warden $(BUILD)/warden-broker probes
+demo: deps-checked $(BUILD)/warden $(BUILD)/warden-broker $(BUILD)/warden-egress probes
 	@sh tools/demo.sh
 
 # The two commands above, the first time on a fresh Debian 12 machine: a
@@ -184,7 +200,7 @@ demo: deps-checked $(BUILD)/warden $(BUILD)/warden-broker probes
 test-fresh:
 	@sh tools/test-fresh.sh
 
-bench: deps-checked $(BUILD)/warden $(BUILD)/warden-broker
+bench: deps-checked $(BUILD)/warden $(BUILD)/warden-broker $(BUILD)/warden-egress
 	@sh bench/run.sh
 
 # One-line mutations of the security guarantees, each of which the test
@@ -193,7 +209,7 @@ bench: deps-checked $(BUILD)/warden $(BUILD)/warden-broker
 # runs N at once (both read from the environment: a '#' would end the
 # recipe's command line).
 export MUTANTS JOBS
-mutants: $(BUILD)/warden $(BUILD)/warden-broker unit probes
+mutants: $(BUILD)/warden $(BUILD)/warden-broker $(BUILD)/warden-egress unit probes
 	@python3 tests/mutants/run
 
 # Fuzz every decoder of hostile input (libFuzzer, clang): the frame decoder,
@@ -208,18 +224,19 @@ asan:
 	$(MAKE) BUILD=build-asan OPT="$(SAN_OPT)" LDFLAGS="-fsanitize=address,undefined" HARDEN="" test
 asan-unit:
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT="$(SAN_OPT)" LDFLAGS="-fsanitize=address,undefined" HARDEN="" unit
-# The unit suites and, from the same objects, warden, warden-broker and
-# tests/proxyd for tests/run.sh's "sessions under ASan" stage.
+# The unit suites and, from the same objects, warden, warden-broker,
+# warden-egress and tests/proxyd for tests/run.sh's "sessions under ASan" stage.
 asan-bins:
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT="$(SAN_OPT)" LDFLAGS="-fsanitize=address,undefined" HARDEN="" \
-		unit build-asan/warden build-asan/warden-broker
+		unit build-asan/warden build-asan/warden-broker build-asan/warden-egress
 
-# FHS layout under PREFIX: bin/warden, libexec/warden/warden-broker (found
-# by warden relative to its own path), man pages, completions, examples.
+# FHS layout under PREFIX: bin/warden, libexec/warden/warden-broker and
+# warden-egress (found by warden relative to its own path), man pages,
+# completions, examples.
 # tools/install.sh holds the one list both targets use.
 INSTALL_VARS = DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" BUILD="$(BUILD)" \
                $(if $(ZSHCOMPDIR),ZSHCOMPDIR="$(ZSHCOMPDIR)")
-install: $(BUILD)/warden $(BUILD)/warden-broker
+install: $(BUILD)/warden $(BUILD)/warden-broker $(BUILD)/warden-egress
 	@$(INSTALL_VARS) sh tools/install.sh install
 uninstall:
 	@$(INSTALL_VARS) sh tools/install.sh uninstall

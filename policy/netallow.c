@@ -3,7 +3,7 @@
  * of addresses a name may never grant.  Everything here sees strings that
  * come from the jail (the host of a CONNECT or of a URL): every length is
  * checked, nothing is allocated, the kernel is never asked (the host's own
- * addresses are read by the caller: supervisor/hostaddr.c). */
+ * addresses are read by the caller: egress/hostaddr.c). */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <netinet/in.h>

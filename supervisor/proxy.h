@@ -1,48 +1,65 @@
-/* The allowlisting egress proxy of network mode "proxy" (docs/design.md §7,
- * issue 10).  One wproxy per jail: the jail's child made a listening TCP
- * socket on 127.0.0.1 inside its own network namespace and handed it to the
- * supervisor; the supervisor accepts on it from outside, in its one event
- * loop (loop.h), and serves HTTP CONNECT and absolute-URI HTTP requests:
- * non-blocking, many connections at once, both directions relayed with
- * bounded buffers, names resolved without blocking the loop, each
- * destination checked with warden/netallow.h, refusals answered 403 with
- * the policy line or --allow that would allow it, and every connection
- * (allowed or refused) audited as event "net" when it ends.
+/* Network mode "proxy" from the supervisor's side (docs/design.md "Network:
+ * the egress proxy's process", issue 21).  The proxy itself runs in its own
+ * unprivileged, confined process, warden-egress (egress/): it parses what
+ * jailed code and the network send, which the supervisor never does.  Here,
+ * one per supervisor and started at the first jail that needs it:
+ *
+ *   the process  started (egress_start.c), restarted when it dies or sends
+ *                what it must not (0.2 s, doubling to 5 s between tries),
+ *                stopped by wproxy_shutdown; its start and end audited
+ *                (egress_start, egress_end);
+ *   its link     a SOCK_SEQPACKET socketpair of strict frames
+ *                (warden/egress.h): CONFIG, then ADD (a jail's listener by
+ *                SCM_RIGHTS, its policy's name, source and allow entries)
+ *                and REMOVE per jail; back AUDIT, REMOVED, LOG, all decoded
+ *                as hostile: a malformed or unexpected one kills the
+ *                process, never the supervisor;
+ *   the audit    each AUDIT becomes a "net" record written here (the
+ *                supervisor alone writes the log) with the jail's session,
+ *                within 4096 per jail, then one "net_dropped";
+ *   the fallback the supervisor keeps its own copy of every jail's
+ *                listener; while the process is down it accepts there and
+ *                answers a fixed 502 that says why, without reading what
+ *                the client sent.
  * Private to supervisor/. */
 #ifndef WARDEN_SV_PROXY_H
 #define WARDEN_SV_PROXY_H
 
-#include <stdint.h>
+#include <json-c/json.h>
 
 #include "audit.h"
 #include "loop.h"
+#include "warden/egress.h"
 #include "warden/err.h"
 #include "warden/policy.h"
 
 struct wproxy;
 
 struct wproxy_conf {
-	const struct wpolicy *pol;   /* net_allow, name and source (for the 403) */
-	struct waudit *audit;        /* may be NULL (tests) */
-	const char *audit_session;   /* the session's audit id, or NULL (warden run) */
-	/* 0: the defaults (tests set them small) */
-	uint32_t head_timeout_ms;    /* a client must send its whole head within this (10 s) */
-	uint32_t dial_timeout_ms;    /* resolve and connect within this, else 504 (30 s) */
-	uint32_t relay_idle_ms;      /* a relayed connection with no byte either way for
-	                                this long is closed (5 min) */
-	uint32_t audit_max;          /* "net" records per proxy, then one "net_dropped" (4096) */
+	const struct wpolicy *pol;   /* net_allow, name and source (for the 403): copied */
+	struct waudit *audit;        /* may be NULL; must outlive the supervisor's loop */
+	const char *audit_session;   /* the session's audit id, or NULL: copied */
 };
 
-/* Serve listen_fd (non-blocking, listening; the proxy owns it from now on)
- * on loop l.  conf and what it points to must outlive the proxy. */
+/* Serve listen_fd (a jail's listener; the proxy owns it from now on) by
+ * the egress process, started now on loop l if it is not running.  Every
+ * proxy of the process uses the same loop. */
 struct wproxy *wproxy_new(struct wloop *l, int listen_fd, const struct wproxy_conf *conf,
                           struct werr *err);
-/* Close the listener and every connection (each audited as it ends). */
+/* The jail is ending: the egress closes its connections (each audited as
+ * it ends) and forgets it. */
 void wproxy_free(struct wproxy *p);
+/* As root: the user the egress process runs as (the broker's; default
+ * WBROKER_USER).  Before the first wproxy_new. */
+void wproxy_user(const char *user);
+/* The supervisor is ending: the egress process is told (EOF), its last
+ * records are written (at most 2 s), then it is killed and reaped, and
+ * nothing of it is left on the loop.  Safe when it never started. */
+void wproxy_shutdown(void);
 
-/* The fds every proxy of this process leaves to the rest of it (64 unless
- * told): all proxies' connections together stay within the open-files
- * limit less this, each live proxy keeping room for a few (proxy.c). */
-void wproxy_reserve_fds(size_t fds);
+/* The audit log's "net" record of r (docs/design.md "The audit log"):
+ * session and rule may be NULL.  Shared with tests/helpers/proxyd.c. */
+json_object *wproxy_net_record(const struct wegress_rec *r, const char *session,
+                               const char *rule);
 
 #endif

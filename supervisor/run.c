@@ -592,6 +592,7 @@ static void run_free(struct run *r)
 {
 	run_learn_free(r);      /* its sources are on the loop */
 	jr_proxy_end(&r->jr);   /* its connections are on the loop: first */
+	wproxy_shutdown();      /* the egress process's last records, then it ends */
 	if (r->loop.ep >= 0) {
 		if (r->in_src.fd >= 0)
 			wloop_forget(&r->loop, &r->in_src);     /* warden's stdin: not ours to close */

@@ -209,9 +209,9 @@ static int set_max_sessions(struct sv *sv, const struct wserve_opts *o)
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
 		sv->nofile = (uint64_t)rl.rlim_cur;
 		room = rl.rlim_cur > SV_FDS_RESERVE ? (size_t)((rl.rlim_cur - SV_FDS_RESERVE) / SV_FDS_PER_SESSION) : 0;
-		/* when the limit, not the count, decides: a quarter stays for the
-		 * jails' proxies (wproxy_reserve_fds below), or they would have
-		 * no fd at all */
+		/* when the limit, not the count, decides: a quarter stays free
+		 * (it was the jails' proxies' before they moved to a process of
+		 * their own, issue 21; kept as the supervisor's margin) */
 		if (room < want) {
 			rlim_t q = rl.rlim_cur - rl.rlim_cur / 4;
 			room = q > SV_FDS_RESERVE ? (size_t)((q - SV_FDS_RESERVE) / SV_FDS_PER_SESSION) : 0;
@@ -271,9 +271,8 @@ int sv_serve(const struct wserve_opts *opts, char **rest, int n_rest, bool chat)
 	}
 	if (set_max_sessions(sv, &o) < 0)
 		goto out;
-	/* the jails' proxies share what the sessions leave (proxy.c): a flood
-	 * in one jail never takes the fds of the others */
-	wproxy_reserve_fds(SV_FDS_RESERVE + sv->max_sessions * SV_FDS_PER_SESSION);
+	/* as root, the egress proxy's process runs as the broker's user */
+	wproxy_user(o.broker_user);
 	sv->pool_size = o.pool;
 	sv->pool_idle_ms = (uint64_t)o.pool_idle_s * 1000;
 	sv->chat = chat;
@@ -371,6 +370,7 @@ int sv_serve(const struct wserve_opts *opts, char **rest, int n_rest, bool chat)
 	status = sv->loop.exit_status;
 out:
 	sess_close_all(sv, "warden is exiting");
+	wproxy_shutdown();   /* after every jail's proxy: their last records */
 	while (sv->grave) {
 		struct sv_jail *j = sv->grave;
 		sv->grave = j->grave_next;

@@ -148,7 +148,7 @@ run_tap "bats ($(id -un))" bats --tap $(suites "$top")
 # The broker runs as user warden under Landlock: it cannot open the log,
 # so an error in it aborts it (warden then exits and the test fails) and
 # its report goes to its stderr only.
-asan_suites="cli/serve cli/mcp cli/listen cli/chat_api cli/client cli/pool cli/rich cli/proxy_engine cli/net cli/chat cli/chat_rich
+asan_suites="cli/serve cli/mcp cli/listen cli/chat_api cli/client cli/pool cli/rich cli/proxy_engine cli/net cli/egress cli/chat cli/chat_rich
 	cli/chat_tty cli/chat_rich_tty cli/stacks cli/broker cli/cleanup cli/run cli/run_tty
 	cli/commands cli/drivers security/rich_flood security/security security/broker
 	security/identity"
@@ -192,8 +192,9 @@ if [ "${WARDEN_NO_ASAN:-0}" = 1 ]; then
 elif [ "$(id -u)" != 0 ]; then
 	if [ "$must" = 1 ]; then failure "the session suites under ASan need root: run make test as root"
 	else skipped "asan: session suites" "they run as root"; fi
-elif [ ! -x "$top/$ASAN_BUILD/warden" ] || [ ! -x "$top/$ASAN_BUILD/warden-broker" ]; then
-	failure "asan: no $top/$ASAN_BUILD/warden or warden-broker (make asan-bins)"
+elif [ ! -x "$top/$ASAN_BUILD/warden" ] || [ ! -x "$top/$ASAN_BUILD/warden-broker" ] ||
+     [ ! -x "$top/$ASAN_BUILD/warden-egress" ]; then
+	failure "asan: no $top/$ASAN_BUILD/warden, warden-broker or warden-egress (make asan-bins)"
 else
 	sandir=$(mktemp -d /tmp/warden-asan.XXXXXX)
 	chmod 0777 "$sandir"  # not sticky: the symlinks below are followed by every uid
@@ -243,7 +244,8 @@ if [ "$(id -u)" = 0 ]; then
 	if id "$user" >/dev/null 2>&1; then
 		stage=$(mktemp -d /tmp/warden-unpriv.XXXXXX)
 		mkdir -p "$stage/build"
-		if cp -a "$build/warden" "$build/warden-broker" "$build/probes" "$build/filters.o" "$stage/build/" &&
+		if cp -a "$build/warden" "$build/warden-broker" "$build/warden-egress" "$build/probes" \
+			"$build/filters.o" "$stage/build/" &&
 		   mkdir -p "$stage/build/tests" && cp -a "$build/tests/proxyd" "$stage/build/tests/" &&
 		   cp -a "$top/tests" "$top/policy" "$top/tools" "$top/examples" "$top/drivers" "$top/supervisor" \
 			"$top/man" "$top/completion" "$top/bench" "$top/include" "$top/SECURITY.md" "$top/Makefile" \

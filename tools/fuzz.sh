@@ -19,16 +19,16 @@ B=build-fuzz
 TIMEOUT=10 RSS_MB=2048
 SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer"
 make -s BUILD=$B CC=clang WARN="-Wall -Wno-unused-parameter" OPT="-O1 -g $SAN" HARDEN="" LDFLAGS="-fsanitize=address,undefined" \
-	$B/libwarden.a $B/libbroker.a $B/filters.o
+	$B/libwarden.a $B/libbroker.a $B/libegress.a $B/filters.o
 libs="$(pkg-config --libs libseccomp libcap json-c libnl-3.0 libnl-route-3.0 nettle libcares libcurl libedit libwebsockets)"
-cflags="-std=gnu11 -D_GNU_SOURCE -Iinclude -Ibroker -Isupervisor $(pkg-config --cflags json-c libnl-3.0)"
+cflags="-std=gnu11 -D_GNU_SOURCE -Iinclude -Ibroker -Isupervisor -Iegress $(pkg-config --cflags json-c libnl-3.0)"
 rc=0
 for src in "$@"; do
 	name=$(basename "$src" .c)
 	mkdir -p "$B/corpus/$name" tests/fuzz/corpus/"$name"
 	# shellcheck disable=SC2086
 	clang $cflags -O1 -g -fsanitize=fuzzer,address,undefined -o "$B/$name" "$src" \
-		$B/filters.o $B/libbroker.a $B/libwarden.a $libs
+		$B/filters.o $B/libbroker.a $B/libegress.a $B/libwarden.a $libs
 	# earlier finds first: each must now pass
 	for seed in tests/fuzz/regress/"$name"-*; do
 		[ -f "$seed" ] || continue

@@ -5,12 +5,14 @@
 #   tools/install.sh install|uninstall|list
 #
 # Variables (from make or the environment): DESTDIR, PREFIX (/usr/local),
-# BUILD (build: where warden and warden-broker were built), ZSHCOMPDIR.
-# The broker goes to PREFIX/libexec/warden/: warden finds it there relative
-# to its own path (BINDIR/../libexec/warden/warden-broker, supervisor/
-# broker.c), so bin and libexec must stay siblings under PREFIX.
-# Nothing here creates users: the Debian package's postinst creates the
-# broker's user `warden` (docs/design.md, "Two executables").
+# BUILD (build: where warden, warden-broker and warden-egress were built),
+# ZSHCOMPDIR.  The broker and the egress proxy go to PREFIX/libexec/warden/:
+# warden finds them there relative to its own path
+# (BINDIR/../libexec/warden/warden-broker, supervisor/broker.c; the same for
+# warden-egress, supervisor/egress_start.c), so bin and libexec must stay
+# siblings under PREFIX.  Nothing here creates users: the Debian package's
+# postinst creates the user `warden` that both run as when warden runs as
+# root (docs/design.md, "Two executables" and "the egress proxy's process").
 # install lists the directories it had to create in DOC/.install-dirs, so
 # that uninstall removes those too once they are empty (and no other:
 # /usr/local/libexec made by install goes, one that was there stays);
@@ -33,6 +35,7 @@ DOC=$PREFIX/share/doc/warden
 manifest() {
 	echo "0755 $BUILD/warden $PREFIX/bin/warden"
 	echo "0755 $BUILD/warden-broker $PREFIX/libexec/warden/warden-broker"
+	echo "0755 $BUILD/warden-egress $PREFIX/libexec/warden/warden-egress"
 	for page in "$top"/man/*.[15]; do
 		echo "0644 $page $MAN/man${page##*.}/${page##*/}"
 	done

@@ -13,7 +13,7 @@
  * of the host's own interfaces, whatever it resolves to: only an entry that
  * is such an address literally does (wnet_addr_special, wnet_allow_addr).  Owned by policy/netallow.c;
  * parsing here is used both by the policy loader (validation, with the
- * loader's FILE:LINE) and by the supervisor's proxy (supervisor/proxy.c). */
+ * loader's FILE:LINE) and by the egress proxy (egress/engine.c). */
 #ifndef WARDEN_NETALLOW_H
 #define WARDEN_NETALLOW_H
 

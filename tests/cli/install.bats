@@ -15,7 +15,7 @@ setup() {
 	chmod 755 "$T"
 	D="$T/root"
 	BUILDDIR=$(cd "$(dirname "$WARDEN")" && pwd)
-	unset WARDEN_BROKER
+	unset WARDEN_BROKER WARDEN_EGRESS
 	export HOME="$T/home" XDG_CONFIG_HOME="$T/config" XDG_DATA_HOME="$T/data"
 	mkdir -p "$HOME"
 }
@@ -39,6 +39,7 @@ EXPECTED="usr/bin/warden
 usr/lib/systemd/user/warden.service
 usr/lib/systemd/user/warden.socket
 usr/libexec/warden/warden-broker
+usr/libexec/warden/warden-egress
 usr/share/bash-completion/completions/warden
 usr/share/doc/warden/.install-dirs
 usr/share/doc/warden/README.md
@@ -64,7 +65,7 @@ usr/share/man/man1/warden.1
 usr/share/man/man5/warden-policy.5
 usr/share/zsh/site-functions/_warden"
 
-@test "install: puts warden, its broker, man pages, completions and examples under PREFIX" {
+@test "install: puts warden, its broker and egress proxy, man pages, completions and examples under PREFIX" {
 	run do_install install
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -76,6 +77,7 @@ usr/share/zsh/site-functions/_warden"
 	# what was installed is what was built, not a rebuild
 	cmp "$BUILDDIR/warden" "$D/usr/bin/warden"
 	cmp "$BUILDDIR/warden-broker" "$D/usr/libexec/warden/warden-broker"
+	cmp "$BUILDDIR/warden-egress" "$D/usr/libexec/warden/warden-egress"
 }
 
 # Issue 20 (10): the README points to docs/, which nothing installed.  The
@@ -143,7 +145,7 @@ usr/share/man/man1/other.1" ]
 	[[ "$output" == *"nothing of warden's is installed under $D/usr"* ]]
 }
 
-@test "install: the installed warden runs a jail and finds its broker in PREFIX/libexec/warden" {
+@test "install: the installed warden runs a jail and finds its broker and egress proxy in PREFIX/libexec/warden" {
 	do_install install
 	[ ! -e "$D/usr/bin/warden-broker" ]
 	run "$D/usr/bin/warden" run --quiet --workspace "$WS" -- sh -c 'echo from-the-jail > out; echo done'
@@ -157,6 +159,12 @@ usr/share/man/man1/other.1" ]
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"ok python_state"* ]]
+	# network mode proxy starts the installed egress proxy (libexec/warden)
+	run "$D/usr/bin/warden" run --quiet --workspace "$WS" --net proxy -- \
+		sh -c 'curl -sS -i http://not-allowed.warden.test/ | head -n 1'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == "HTTP/1.1 403 Forbidden"* ]]
 }
 
 @test "install: the installed chat replays the installed demo with the example config" {

@@ -1,11 +1,14 @@
 #!/usr/bin/env bats
-# The egress proxy's engine (supervisor/proxy.c, policy/netallow.c) against
-# real clients and servers on the host's loopback: build/tests/proxyd runs
-# the supervisor's wloop and wproxy on a host port with the allow entries
-# it is given; curl and tests/cli/proxy_peer.py are the jailed code; a
-# python http.server and a TCP echo server are the destinations.  The jail
-# side (the listener inside the jail's namespace, --net, --allow) is tested
-# by the plumbing's own suite.
+# The egress proxy's engine (egress/engine.c, egress/head.c, policy/netallow.c)
+# against real clients and servers on the host's loopback: build/tests/proxyd
+# runs the loop, the resolver and the engine that warden-egress runs, on a
+# host port with the allow entries it is given, confined as warden-egress is
+# (--confine 1: its seccomp allowlist kills the process on any call not on
+# it, so every test here also proves the list covers the engine's path);
+# curl and tests/cli/proxy_peer.py are the jailed code; a python http.server
+# and a TCP echo server are the destinations.  The jail side (the listener
+# inside the jail's namespace, --net, --allow) is tested by net.bats, the
+# process split (warden-egress and the supervisor) by egress.bats.
 load ../helpers
 
 PROXYD=$(dirname "$WARDEN")/tests/proxyd
@@ -52,7 +55,7 @@ start_proxy() {
 	while [ "$1" != -- ]; do opts+=("$1"); shift; done
 	shift
 	rm -f "$WS/proxy.port"
-	"$PROXYD" "${opts[@]}" "$WS/proxy.port" "$@" 3>&- &
+	"$PROXYD" --confine 1 "${opts[@]}" "$WS/proxy.port" "$@" 3>&- &
 	PROXY_PID=$!
 	PIDS+=("$PROXY_PID")
 	PROXY=$(wait_for "$WS/proxy.port" '^\([0-9][0-9]*\)$')
@@ -106,8 +109,9 @@ hwm_kb() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status"; }
 	kill -TERM "$PROXY_PID"; wait "$PROXY_PID"
 	run grep -c '"event":"net".*"port":'"$HTTP_PORT"',"allowed":false,"status":403' "$AUDIT"
 	[ "$output" = 3 ]
-	# warden audit reads the records strictly and shows them
-	run "$WARDEN" audit --audit-log "$AUDIT"
+	# warden audit reads the records strictly and shows them (--all: proxyd's
+	# records belong to no run or session, which the default view lists)
+	run "$WARDEN" audit --audit-log "$AUDIT" --all
 	[ "$status" = 0 ]
 	[[ "$output" == *"REFUSED GET 127.0.0.1:$HTTP_PORT -> 403"* ]]
 	[[ "$output" == *"not in the allowlist"* ]]
@@ -132,7 +136,7 @@ hwm_kb() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status"; }
 	local un=(unshare -m)
 	is_root || un=(unshare -rm)
 	"${un[@]}" sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh "$WS/hosts" \
-		"$PROXYD" --audit "$AUDIT" "$WS/proxy.port" "rebind.warden.test:$HTTP_PORT" 3>&- &
+		"$PROXYD" --confine 1 --audit "$AUDIT" "$WS/proxy.port" "rebind.warden.test:$HTTP_PORT" 3>&- &
 	PROXY_PID=$!
 	PIDS+=("$PROXY_PID")
 	PROXY=$(wait_for "$WS/proxy.port" '^\([0-9][0-9]*\)$')
@@ -238,7 +242,7 @@ hwm_kb() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status"; }
 	run grep -c '"event":"net"' "$AUDIT"
 	[ "$output" = 3 ]
 	grep -q '"event":"net_dropped","dropped":4,"limit":3' "$AUDIT"
-	run "$WARDEN" audit --audit-log "$AUDIT"
+	run "$WARDEN" audit --audit-log "$AUDIT" --all
 	[ "$status" = 0 ]
 	[[ "$output" == *"4 net records left out (limit 3)"* ]]
 }
@@ -270,7 +274,7 @@ hwm_kb() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status"; }
 # first is flooded with tunnels, the second still serves.
 @test "proxy: a flood on one proxy leaves the process's fds to another proxy (open-files budget)" {
 	rm -f "$WS/proxy.port"
-	prlimit --nofile=200 "$PROXYD" --second "$WS/proxy2.port" "$WS/proxy.port" \
+	prlimit --nofile=200 "$PROXYD" --confine 1 --second "$WS/proxy2.port" "$WS/proxy.port" \
 		"127.0.0.1:$HTTP_PORT" "127.0.0.1:$ECHO_PORT" 2> "$WS/proxyd.err" 3>&- &
 	PROXY_PID=$!
 	PIDS+=("$PROXY_PID")
@@ -346,7 +350,7 @@ mount --bind "$ws/resolv.conf" /etc/resolv.conf
 python3 "$ws/dns.py" "$ws/dns.log" "$ws/dns.ready" &
 dns=$!
 for i in $(seq 300); do [ -e "$ws/dns.ready" ] && break; sleep 0.1; done
-"$proxyd" "$ws/proxy.port" '*.allowed.warden.test:443' &
+"$proxyd" --confine 1 "$ws/proxy.port" '*.allowed.warden.test:443' &
 px=$!
 for i in $(seq 300); do [ -s "$ws/proxy.port" ] && break; sleep 0.1; done
 python3 "$peer" raw "$(cat "$ws/proxy.port")" 'CONNECT www.allowed.warden.test:443 HTTP/1.1\r\n\r\n' || true
@@ -433,7 +437,7 @@ for i in $(seq 300); do grep -q "port [0-9]" "$ws/svc.log" 2>/dev/null && break;
 port=$(sed -n 's/.* port \([0-9][0-9]*\) .*/\1/p' "$ws/svc.log")
 echo "$port" > "$ws/svc.port"
 # names: an exact entry and a wildcard
-"$proxyd" --audit "$ws/audit" "$ws/proxy.port" "svc.warden.test:$port" "*.warden.test:$port" &
+"$proxyd" --confine 1 --audit "$ws/audit" "$ws/proxy.port" "svc.warden.test:$port" "*.warden.test:$port" &
 px=$!
 for i in $(seq 300); do [ -s "$ws/proxy.port" ] && break; sleep 0.1; done
 p=$(cat "$ws/proxy.port")
@@ -443,7 +447,7 @@ curl -sS -i -x "http://127.0.0.1:$p" "http://mapped.warden.test:$port/hello.txt"
 kill $px; wait $px || true
 # the control: literal entries reach the same server at the same addresses
 rm -f "$ws/proxy.port"
-"$proxyd" "$ws/proxy.port" "192.0.1.7:$port" "[3fff::7]:$port" &
+"$proxyd" --confine 1 "$ws/proxy.port" "192.0.1.7:$port" "[3fff::7]:$port" &
 px=$!
 for i in $(seq 300); do [ -s "$ws/proxy.port" ] && break; sleep 0.1; done
 p=$(cat "$ws/proxy.port")
@@ -605,7 +609,7 @@ python3 "$ws/dns.py" "$ws/dns.log" "$ws/dns.ready" &
 dns=$!
 trap 'kill $dns $px 2>/dev/null || true' EXIT
 for i in $(seq 300); do [ -e "$ws/dns.ready" ] && break; sleep 0.1; done
-"$proxyd" --audit "$ws/audit" --dial-timeout 300 "$ws/proxy.port" 'slow.warden.test:80' &
+"$proxyd" --confine 1 --audit "$ws/audit" --dial-timeout 300 "$ws/proxy.port" 'slow.warden.test:80' &
 px=$!
 for i in $(seq 300); do [ -s "$ws/proxy.port" ] && break; sleep 0.1; done
 python3 "$peer" raw "$(cat "$ws/proxy.port")" 'GET http://slow.warden.test/ HTTP/1.1\r\n\r\n' || true

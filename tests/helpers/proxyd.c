@@ -1,16 +1,23 @@
-/* The supervisor's egress proxy (supervisor/proxy.c) alone, on a host
- * loopback listener, for tests/cli/proxy_engine.bats and the benchmark:
- * the same wloop and wproxy that `warden run` uses, driven by real clients
- * (curl, python) from outside.
+/* The egress proxy's engine (egress/engine.c) alone, on a host loopback
+ * listener, in this process (no confinement, no supervisor), for
+ * tests/cli/proxy_engine.bats: the same wloop, resolver and eproxy that
+ * warden-egress runs, driven by real clients (curl, python) from outside.
+ * Its records are written as the supervisor writes them
+ * (wproxy_net_record); warnings go to stderr.
  *
  *   proxyd [--audit FILE] [--audit-max N] [--head-timeout MS] [--dial-timeout MS]
- *          [--idle-timeout MS] [--second PORTFILE2] PORTFILE [ALLOW...]
+ *          [--idle-timeout MS] [--second PORTFILE2] [--confine 1] PORTFILE [ALLOW...]
  *
- * The timeouts are struct wproxy_conf's (proxy.h), set small by the tests;
- * warden itself always uses the defaults.
+ * The timeouts are struct eproxy_conf's (egress/engine.h), set small by the
+ * tests; warden itself always uses the defaults.
  *
  * --second: a second proxy with the same list in the same loop, on its own
- * port (written to PORTFILE2): two jails' proxies in one supervisor.
+ * port (written to PORTFILE2): two jails' proxies in one egress process.
+ *
+ * --confine 1: once listening, confine this process as warden-egress
+ * confines itself (egress/confine.c: no_new_privs, Landlock with no file
+ * access, the seccomp allowlist that kills on anything else), so every
+ * engine test also proves that the allowlist covers what the engine does.
  *
  * Listens on 127.0.0.1, an ephemeral port, which it writes to PORTFILE
  * (renamed into place once listening); serves until SIGTERM or SIGINT, then
@@ -27,9 +34,38 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "confine.h"
+#include "engine.h"
 #include "loop.h"
 #include "proxy.h"
+#include "resolve.h"
 #include "warden/policy.h"
+
+static struct waudit *audit;
+
+static void on_audit(void *ctx, const struct wegress_rec *r)
+{
+	const struct eproxy_conf *c = ctx;
+
+	waudit_emit(audit, "net", wproxy_net_record(r, NULL, r->rule >= 0 ? c->allow[r->rule] : NULL));
+}
+
+static void on_warn(const char *msg)
+{
+	fprintf(stderr, "warden: warning: %s\n", msg);
+}
+
+static void dropped(uint64_t n, uint32_t limit)
+{
+	json_object *r;
+
+	if (!n || !audit)
+		return;
+	r = json_object_new_object();
+	json_object_object_add(r, "dropped", json_object_new_int64((int64_t)n));
+	json_object_object_add(r, "limit", json_object_new_int64(limit ? limit : 4096));
+	waudit_emit(audit, "net_dropped", r);
+}
 
 static void on_signal(struct wloop *l, struct wsrc *src, uint32_t ev)
 {
@@ -41,8 +77,8 @@ static void on_signal(struct wloop *l, struct wsrc *src, uint32_t ev)
 
 /* A listener on 127.0.0.1, an ephemeral port, written to portfile once
  * listening; -1 on failure (said on stderr). */
-static int listen_on(const char *portfile, struct wloop *l, const struct wproxy_conf *conf,
-                     struct wproxy **out)
+static int listen_on(const char *portfile, struct wloop *l, const struct eproxy_conf *conf,
+                     struct eproxy **out)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t sl = sizeof(sa);
@@ -56,7 +92,7 @@ static int listen_on(const char *portfile, struct wloop *l, const struct wproxy_
 		perror("proxyd: listen");
 		return -1;
 	}
-	*out = wproxy_new(l, fd, conf, &err);
+	*out = eproxy_new(l, fd, conf, &err);
 	if (!*out) {
 		fprintf(stderr, "proxyd: %s\n", err.msg);
 		return -1;
@@ -74,33 +110,38 @@ static int listen_on(const char *portfile, struct wloop *l, const struct wproxy_
 static int usage(void)
 {
 	fputs("usage: proxyd [--audit FILE] [--audit-max N] [--head-timeout MS] [--dial-timeout MS] "
-	      "[--idle-timeout MS] [--second PORTFILE2] PORTFILE [ALLOW...]\n",
+	      "[--idle-timeout MS] [--second PORTFILE2] [--confine 1] PORTFILE [ALLOW...]\n",
 	      stderr);
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
-	struct wpolicy pol = { .name = "proxyd-test", .source = "tests/helpers/proxyd.c" };
-	struct wproxy_conf conf = { .pol = &pol };
+	struct wstrv allow = { 0 };
+	struct eproxy_conf conf = { .name = "proxyd-test", .source = "tests/helpers/proxyd.c",
+	                            .ctx = &conf, .warn = on_warn };
 	struct werr err = { 0 };
 	struct wloop l;
 	struct wsrc sig;
-	struct wproxy *p, *p2 = NULL;
+	struct eproxy *p, *p2 = NULL;
 	const char *second = NULL;
+	bool confine = false;
 	sigset_t set;
 	int i = 1, rc = 0;
 
 	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
 		if (!strcmp(argv[i], "--audit")) {
-			if (waudit_open(argv[i + 1], &conf.audit, &err) < 0) {
+			if (waudit_open(argv[i + 1], &audit, &err) < 0) {
 				fprintf(stderr, "proxyd: %s\n", err.msg);
 				return 1;
 			}
+			conf.audit = on_audit;
 		} else if (!strcmp(argv[i], "--audit-max")) {
 			conf.audit_max = (uint32_t)strtoul(argv[i + 1], NULL, 10);
 		} else if (!strcmp(argv[i], "--second")) {
 			second = argv[i + 1];
+		} else if (!strcmp(argv[i], "--confine")) {
+			confine = !strcmp(argv[i + 1], "1");
 		} else if (!strcmp(argv[i], "--head-timeout")) {
 			conf.head_timeout_ms = (uint32_t)strtoul(argv[i + 1], NULL, 10);
 		} else if (!strcmp(argv[i], "--dial-timeout")) {
@@ -114,33 +155,50 @@ int main(int argc, char **argv)
 	if (i >= argc || strlen(argv[i]) > 4000)
 		return usage();
 	for (int k = i + 1; k < argc; k++)
-		wstrv_push(&pol.net_allow, argv[k]);
+		wstrv_push(&allow, argv[k]);
+	conf.allow = allow.v;
+	conf.n_allow = allow.n;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	eproxy_fd_budget(64);
 	if (wloop_init(&l, &err) < 0 ||
 	    wloop_watch(&l, &sig, signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK), EPOLLIN,
-	                on_signal, NULL) < 0) {
+	                on_signal, NULL) < 0 || !(conf.res = eres_new(&l, on_warn, &err))) {
 		fprintf(stderr, "proxyd: loop: %s\n", err.msg);
 		return 1;
 	}
 	if ((second && strlen(second) > 4000) || listen_on(argv[i], &l, &conf, &p) < 0 ||
 	    (second && listen_on(second, &l, &conf, &p2) < 0))
 		return 1;
+	/* json-c seeds its hash from RDRAND, or getrandom(2) where RDRAND
+	 * fails: at the first key, which must come before the filter (the
+	 * egress process itself writes no JSON) */
+	{
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "seed", NULL);
+		json_object_put(o);
+	}
+	if (confine && econfine(on_warn, &err) < 0) {
+		fprintf(stderr, "proxyd: %s\n", err.msg);
+		return 1;
+	}
 	while (!l.quitting)
 		if (wloop_wait(&l, -1) < 0) {
 			perror("proxyd: epoll_wait");
 			rc = 1;
 			break;
 		}
-	wproxy_free(p);
-	wproxy_free(p2);
+	dropped(eproxy_free(p), conf.audit_max);
+	if (p2)
+		dropped(eproxy_free(p2), conf.audit_max);
+	eres_free(conf.res);
 	wloop_unwatch(&l, &sig);
 	wloop_free(&l);
-	waudit_close(conf.audit);
-	wstrv_free(&pol.net_allow);
+	waudit_close(audit);
+	wstrv_free(&allow);
 	return rc;
 }

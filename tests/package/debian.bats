@@ -42,6 +42,7 @@ teardown() {
 	[ "$status" -eq 0 ]
 	[ -x /usr/bin/warden ]
 	[ -x /usr/libexec/warden/warden-broker ]
+	[ -x /usr/libexec/warden/warden-egress ]
 	# the broker's system user: no shell, no home (postinst, or tests/run.sh before it)
 	run getent passwd warden
 	[ "$status" -eq 0 ]

@@ -4,8 +4,8 @@
  * a moment ago (a VPN, a container bridge, DHCP) counts at once.  The dump
  * comes from the kernel of this namespace, never from the jail, and holds
  * only addresses (a few dozen bytes each).  Only a NETLINK_ROUTE socket is used
- * (socket, sendto, recvmsg, close), which is all a confined proxy process
- * needs to be allowed.  getifaddrs(3) would do the same after a dump of
+ * (socket, sendto, recvmsg, close): what the egress process's seccomp filter
+ * allows for it (egress/confine.c).  getifaddrs(3) would do the same after a dump of
  * every link with its statistics, which this does not need. */
 #include <errno.h>
 #include <linux/netlink.h>
@@ -43,7 +43,7 @@ static void mark(const struct nlmsghdr *nh, const struct sockaddr_storage *addrs
 	}
 }
 
-int sv_host_own(const struct sockaddr_storage *addrs, size_t n, bool *own, struct werr *err)
+int ehost_own(const struct sockaddr_storage *addrs, size_t n, bool *own, struct werr *err)
 {
 	struct {
 		struct nlmsghdr nh;

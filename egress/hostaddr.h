@@ -1,10 +1,10 @@
 /* The addresses of this host's own interfaces, for the egress proxy
- * (proxy.c): a name that resolves to one of them must not be dialled, since
+ * (engine.c): a name that resolves to one of them must not be dialled, since
  * from the host it would reach every service listening on 0.0.0.0 or :: --
  * such an address is granted only by an entry that names it literally
- * (warden/netallow.h).  Private to supervisor/. */
-#ifndef WARDEN_SV_HOSTADDR_H
-#define WARDEN_SV_HOSTADDR_H
+ * (warden/netallow.h).  Private to egress/. */
+#ifndef WARDEN_EGRESS_HOSTADDR_H
+#define WARDEN_EGRESS_HOSTADDR_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,6 +19,6 @@
  * network namespace: nothing else is needed, no file, no ioctl).  -1 and
  * err when the kernel could not be asked; own[] is then all false and the
  * caller must refuse, not guess. */
-int sv_host_own(const struct sockaddr_storage *addrs, size_t n, bool *own, struct werr *err);
+int ehost_own(const struct sockaddr_storage *addrs, size_t n, bool *own, struct werr *err);
 
 #endif
