@@ -123,12 +123,12 @@ $(BUILD)/warden-broker: $(BUILD)/broker/main.o $(BUILD)/libbroker.a $(BUILD)/lib
 
 # The egress proxy (warden-egress): the only code that parses what jailed
 # code sends over the network.  The supervisor never links it; egress/ uses
-# the supervisor's event loop (supervisor/loop.h) and common/.
+# the event loop (include/warden/loop.h, common/loop.c) and common/.
 # EGRESS_SECCOMP_DEFAULT=SCMP_ACT_LOG: a build whose filter logs what it
 # would kill (how its allowlist is kept complete: egress/confine.c).
-$(BUILD)/egress/%.o: egress/%.c $(wildcard include/warden/*.h egress/*.h supervisor/loop.h) | deps-checked
+$(BUILD)/egress/%.o: egress/%.c $(wildcard include/warden/*.h egress/*.h) | deps-checked
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(if $(EGRESS_SECCOMP_DEFAULT),-DEGRESS_SECCOMP_DEFAULT=$(EGRESS_SECCOMP_DEFAULT)) -Iegress -Isupervisor -c -o $@ $<
+	$(CC) $(CFLAGS) $(if $(EGRESS_SECCOMP_DEFAULT),-DEGRESS_SECCOMP_DEFAULT=$(EGRESS_SECCOMP_DEFAULT)) -Iegress -c -o $@ $<
 $(BUILD)/libegress.a: $(EGRESS_OBJ)
 	rm -f $@ && ar rcs $@ $^
 $(BUILD)/warden-egress: $(BUILD)/egress/main.o $(BUILD)/libegress.a $(BUILD)/libwarden.a

@@ -12,8 +12,10 @@
 #include <sys/socket.h>
 
 #include "engine.h"
-#include "loop.h"
+#include "warden/loop.h"
 
+#define CONN_FDS 6               /* what a relayed connection holds at most: its
+                                    socket, the upstream's, two pipes */
 #define N_ADDRS 8                /* resolved addresses tried */
 #define HEAD_MS 10000            /* a client must finish its head within this */
 #define IDLE_MS 300000           /* a relayed connection silent both ways this long
@@ -72,6 +74,12 @@ struct eproxy {
 };
 
 
+/* conn.c: the fds the process's connections hold (CONN_FDS each, from
+ * econn_charge at the accept to econn_close) */
+size_t econn_fds_held(void);
+void econn_charge(void);
+/* Hand r to the proxy's audit callback, within its cap (conf.audit_max). */
+void econn_emit(struct eproxy *p, struct wegress_rec *r);
 uint64_t econn_now_ms(void);
 uint32_t econn_idle_ms(const struct eproxy *p);
 /* Audit c (within the cap) and close it; freed after the batch, or by

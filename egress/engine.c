@@ -47,9 +47,6 @@
 #define DRAIN_MS 2000            /* after an answer, read and drop at most this long */
 #define DRAIN_MAX (256u * 1024)  /* and at most this much */
 #define TICK_MS 250              /* deadlines */
-#define AUDIT_MAX 4096           /* records per proxy */
-#define CONN_FDS 6               /* what a relayed connection holds at most: its
-                                    socket, the upstream's, two pipes */
 #define PROXY_FDS 2              /* what a proxy holds: its listener, its timer */
 #define GUARANTEED 4             /* connections each live proxy can always open,
                                     however much the others hold */
@@ -65,7 +62,6 @@
  * every other live proxy would still fit. */
 static struct eproxy *g_proxies;
 static size_t g_nproxies;
-static size_t g_held;            /* fds charged to connections */
 static size_t g_reserve = 64;    /* fds kept for the rest of the process */
 static size_t g_limit = 1024;    /* RLIMIT_NOFILE's soft limit */
 
@@ -95,35 +91,12 @@ static bool admit(const struct eproxy *p)
 	for (const struct eproxy *q = g_proxies; q; q = q->gnext)
 		if (q != p && q->nconns < GUARANTEED)
 			need += (GUARANTEED - q->nconns) * CONN_FDS;
-	return g_held + need <= budget;
-}
-
-uint64_t econn_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static void on_cli(struct wloop *l, struct wsrc *src, uint32_t ev);
-static void on_up(struct wloop *l, struct wsrc *src, uint32_t ev);
-
-/* --- ending a connection ---------------------------------------------------- */
-
-static uint64_t audit_max(const struct eproxy *p)
-{
-	return p->conf.audit_max ? p->conf.audit_max : AUDIT_MAX;
+	return econn_fds_held() + need <= budget;
 }
 
 static uint32_t dial_ms(const struct eproxy *p)
 {
 	return p->conf.dial_timeout_ms ? p->conf.dial_timeout_ms : DIAL_MS;
-}
-
-uint32_t econn_idle_ms(const struct eproxy *p)
-{
-	return p->conf.relay_idle_ms ? p->conf.relay_idle_ms : IDLE_MS;
 }
 
 static void warn(const struct eproxy *p, const char *fmt, ...)
@@ -141,81 +114,9 @@ static void warn(const struct eproxy *p, const char *fmt, ...)
 	p->conf.warn(msg);
 }
 
-/* Hand r to the audit callback, within the cap.  Only printable ASCII
- * reaches the record (wegress_text_ok): the reason holds strerror's and
- * c-ares' words, which are, but a byte that is not becomes '?'. */
-static void emit(struct eproxy *p, struct wegress_rec *r)
-{
-	if (!p->conf.audit)
-		return;
-	if (p->audited >= audit_max(p)) {
-		p->dropped++;
-		return;
-	}
-	p->audited++;
-	for (char *q = r->reason; *q; q++)
-		if (*q < 0x20 || *q > 0x7e)
-			*q = '?';
-	p->conf.audit(p->conf.ctx, r);
-}
+static void on_cli(struct wloop *l, struct wsrc *src, uint32_t ev);
+static void on_up(struct wloop *l, struct wsrc *src, uint32_t ev);
 
-static void audit_conn(struct pconn *c)
-{
-	struct wegress_rec r = { 0 };
-
-	if (!c->request)
-		return;
-	snprintf(r.method, sizeof(r.method), "%s", c->method);
-	snprintf(r.host, sizeof(r.host), "%.*s", WEGRESS_HOST_MAX, c->host);
-	r.port = c->port;
-	snprintf(r.address, sizeof(r.address), "%s", c->addr);
-	r.allowed = c->allowed;
-	r.rule = c->rule >= 0 && (size_t)c->rule < c->p->conf.n_allow ? c->rule : -1;
-	r.status = (uint16_t)c->status;
-	snprintf(r.reason, sizeof(r.reason), "%s", c->reason);
-	r.bytes_up = c->up_bytes;
-	r.bytes_down = c->down_bytes;
-	r.duration_ms = econn_now_ms() - c->start_ms;
-	emit(c->p, &r);
-}
-
-static void dir_free(struct pdir *d)
-{
-	closep(&d->pr);
-	closep(&d->pw);
-	free(d->pre);
-	d->pre = NULL;
-}
-
-void econn_close(struct pconn *c)
-{
-	struct eproxy *p = c->p;
-
-	if (c->dead)
-		return;
-	audit_conn(c);
-	c->dead = true;
-	if (c->cli.fd >= 0)
-		wloop_unwatch(p->l, &c->cli);
-	if (c->up.fd >= 0)
-		wloop_unwatch(p->l, &c->up);
-	dir_free(&c->c2u);
-	dir_free(&c->u2c);
-	free(c->head);
-	c->head = NULL;
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		p->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	p->nconns--;
-	g_held -= CONN_FDS;
-	/* the sources inside c may be named by a later event of this batch;
-	 * a pending lookup still holds c: its callback frees it */
-	if (!c->resolving)
-		wloop_free_later(p->l, c);
-}
 /* --- connecting ------------------------------------------------------------------ */
 
 /* The address of ss (AF_INET or AF_INET6) as text */
@@ -540,7 +441,7 @@ static void turn_away(struct eproxy *p, int fd)
 
 	(void)!send(fd, busy, (size_t)bl, MSG_NOSIGNAL | MSG_DONTWAIT);
 	close(fd);
-	emit(p, &r);
+	econn_emit(p, &r);
 }
 
 static void on_accept(struct wloop *l, struct wsrc *src, uint32_t ev)
@@ -586,7 +487,7 @@ static void on_accept(struct wloop *l, struct wsrc *src, uint32_t ev)
 			p->conns->prev = c;
 		p->conns = c;
 		p->nconns++;
-		g_held += CONN_FDS;
+		econn_charge();
 		wloop_watch(l, &c->cli, fd, EPOLLIN, on_cli, c);
 		tick_start(p);
 	}

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "loop.h"
+#include "warden/loop.h"
 #include "resolve.h"
 #include "warden/egress.h"
 #include "warden/err.h"

@@ -6,7 +6,7 @@
 #ifndef WARDEN_EGRESS_LINK_H
 #define WARDEN_EGRESS_LINK_H
 
-#include "loop.h"
+#include "warden/loop.h"
 #include "resolve.h"
 #include "warden/egress.h"
 #include "warden/err.h"

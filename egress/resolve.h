@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <sys/socket.h>
 
-#include "loop.h"
+#include "warden/loop.h"
 #include "warden/err.h"
 
 #define ERES_ANSWER 32   /* addresses of an answer handed on */

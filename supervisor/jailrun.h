@@ -29,7 +29,7 @@
 #include "warden/reaper.h"
 #include "warden/reason.h"
 #include "audit.h"
-#include "loop.h"
+#include "warden/loop.h"
 #include "proxy.h"
 
 struct jailrun {

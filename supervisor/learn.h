@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "loop.h"
+#include "warden/loop.h"
 #include "notify.h"
 #include "warden/err.h"
 #include "warden/policy.h"

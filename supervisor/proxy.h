@@ -28,7 +28,7 @@
 #include <json-c/json.h>
 
 #include "audit.h"
-#include "loop.h"
+#include "warden/loop.h"
 #include "warden/egress.h"
 #include "warden/err.h"
 #include "warden/policy.h"

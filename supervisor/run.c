@@ -39,7 +39,7 @@
 #include "warden/util.h"
 #include "jailrun.h"
 #include "limrep.h"
-#include "loop.h"
+#include "warden/loop.h"
 #include "sv.h"
 #include "run_int.h"
 

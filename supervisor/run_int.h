@@ -7,7 +7,7 @@
 #include <signal.h>
 
 #include "jailrun.h"
-#include "loop.h"
+#include "warden/loop.h"
 #include "notify.h"
 #include "run.h"
 #include "warden/protect.h"

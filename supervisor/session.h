@@ -27,7 +27,7 @@
 #include "warden/reaper.h"
 #include "attach.h"
 #include "jailrun.h"
-#include "loop.h"
+#include "warden/loop.h"
 #include "rich.h"
 
 /* One jail running one language's driver, for one session. */

@@ -36,7 +36,7 @@
 #include "audit.h"
 #include "confine.h"
 #include "engine.h"
-#include "loop.h"
+#include "warden/loop.h"
 #include "proxy.h"
 #include "resolve.h"
 #include "warden/policy.h"

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "learn.h"
-#include "loop.h"
+#include "warden/loop.h"
 #include "warden/buf.h"
 #include "warden/learn.h"
 #include "warden/policy.h"

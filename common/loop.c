@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "loop.h"
+#include "warden/loop.h"
 #include "warden/log.h"
 #include "warden/util.h"
 

@@ -1,6 +1,8 @@
-/* The supervisor's one event loop (supervisor/loop.c), used by `warden run`
- * (run.c) and by the session server (server.c, session.c, dispatch.c).
- * Private to supervisor/; everything here calls down into it, never up.
+/* The event loop (common/loop.c): the supervisor's one loop, used by
+ * `warden run` (run.c) and by the session server (server.c, session.c,
+ * dispatch.c), and the egress proxy's (egress/), which is why it lives in
+ * common/ (it calls nothing but common/).  Everything here calls down into
+ * it, never up.
  *
  *   sources   an fd and a callback (wsrc): watch, rearm, unwatch
  *   timers    a timerfd as a source, armed in milliseconds
