@@ -101,7 +101,7 @@ if scenario not in HOSTILE and scenario != "quiet":
     say("unknown HOSTILE_SCENARIO %r" % scenario)
     sys.exit(2)
 
-sock.sendall(frame(WM_HELLO, u32(3)))   # WPROTO_VERSION
+sock.sendall(frame(WM_HELLO, u32(4)))   # WPROTO_VERSION
 wait_for(WM_WELCOME)
 sock.sendall(frame(WM_OPEN, u32(1) + s("") + s("") + u32(0)))
 body = wait_for(WM_OPENED)
