@@ -122,6 +122,8 @@ void sj_destroy(struct sv *sv, struct sv_jail *j)
 			;
 	}
 	wnotify_free(&j->notify);
+	sl_free(j);               /* its learner, if it learned */
+	wbuf_free(&j->fin);
 	jr_end(&j->jr);           /* reaped above: pidfd, host uid slot and cgroup go */
 	wbuf_free(&j->ctl_out);
 	rich_free(&j->rich);
