@@ -206,6 +206,22 @@ int sess_want(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 	return 0;
 }
 
+void sess_new_jails(struct sv *sv, struct sv_sess *s)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(s->jails); i++) {
+		struct sv_jail *j = s->jails[i];
+
+		if (!j)
+			continue;
+		if (j->used) {   /* its next one starts while the person reads */
+			s->want |= 1u << i;
+			sv->idle_work = true;
+		}
+		sj_destroy(sv, j);
+	}
+	s->refill = s->refill_later = 0;
+}
+
 bool sess_idle_pending(const struct sv *sv)
 {
 	return sv->idle_work && sv->n_starting < SV_IDLE_STARTS;

@@ -37,14 +37,6 @@
 #include "warden/log.h"
 #include "warden/util.h"
 
-struct sv_sess *sess_find(struct sv *sv, uint32_t id)
-{
-	for (struct sv_sess *s = sv->sessions; s; s = s->next)
-		if (s->id == id)
-			return s;
-	return NULL;
-}
-
 int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws,
               const struct wstrv *hide_extra, bool oneshot, bool learn, struct sv_sess **out,
               struct werr *err)
@@ -251,22 +243,6 @@ void sess_close(struct sv *sv, struct sv_sess *s, const char *why)
 	wstrv_free(&s->hide_extra);
 	wstrv_free(&s->own);
 	free(s);
-}
-
-void sess_new_jails(struct sv *sv, struct sv_sess *s)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(s->jails); i++) {
-		struct sv_jail *j = s->jails[i];
-
-		if (!j)
-			continue;
-		if (j->used) {   /* its next one starts while the person reads */
-			s->want |= 1u << i;
-			sv->idle_work = true;
-		}
-		sj_destroy(sv, j);
-	}
-	s->refill = s->refill_later = 0;
 }
 
 void sess_close_all(struct sv *sv, const char *why)

@@ -96,6 +96,7 @@ bool chat_lang_runs(struct chat *c, const char *label);
 struct sbuf;
 int chat_widen_offer(struct chat *c, const char *refusals, const char *lang,
                      struct sbuf *model);
+/* these two need an open session (chat_open_session, which is above) */
 int chat_allow(struct chat *c, const char *arg);
 int chat_revoke(struct chat *c);
 int chat_profile_save(struct chat *c, const char *name);

@@ -130,9 +130,9 @@ int chat_magic(struct chat *c, char *line)
 
 		while (*name == ' ')
 			name++;
-		return chat_profile_save(c, name);
+		return *name && chat_open_session(c) < 0 ? 1 : chat_profile_save(c, name);
 	} else if (!strcmp(cmd, "allow")) {
-		return chat_allow(c, arg);
+		return chat_open_session(c) < 0 ? 1 : chat_allow(c, arg);
 	} else if (!strcmp(cmd, "revoke")) {
 		return chat_revoke(c);
 	} else if (!strcmp(cmd, "profile")) {

@@ -147,8 +147,6 @@ int chat_allow(struct chat *c, const char *arg)
 		         "there is none");
 		return 1;
 	}
-	if (chat_open_session(c) < 0)
-		return 1;
 	g = widen_one(c, kind, value, WWIDEN_EXPLICIT);
 	if (g > 0)
 		ui_note(&c->ui, "the next block runs in a new jail");
@@ -190,8 +188,6 @@ int chat_profile_save(struct chat *c, const char *name)
 		ui_error(&c->ui, "%%profile save: name it: %%profile save NAME");
 		return 1;
 	}
-	if (chat_open_session(c) < 0)
-		return 1;
 	if (bclient_save(&c->bc, c->sess.id, name, &status, &text, &err) < 0) {
 		ui_error(&c->ui, "%s", err.msg);
 		return 1;
