@@ -14,6 +14,7 @@
  * end comes back through the done function it is handed). */
 #include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "session.h"
 #include "session_int.h"
@@ -94,10 +95,50 @@ void sl_arm(struct sv_jail *j)
 	wlearn_ready(&j->learn, j->jr.jl.pid, j->notify.fd);
 }
 
+/* What a block is refused starts when it starts: the learner forgets what
+ * came before (a warm jail's earlier blocks), and once more when the
+ * block's code begins to run, which the driver's first "A" line says
+ * (python, javascript, shell): a jail started for this block has by then
+ * made its driver's own calls (an interpreter's start looks for locale
+ * files and site modules), which are no refusal of the block's. */
 void sl_block_start(struct sv_jail *j)
 {
+	j->learn_began = false;
 	if (j->learning)
 		(void)wlearn_reset(&j->learn);   /* a gone learner: said at the block's end */
+}
+
+void sl_block_began(struct sv_jail *j)
+{
+	if (!j->learning || j->learn_began)
+		return;
+	j->learn_began = true;
+	(void)wlearn_reset(&j->learn);
+}
+
+/* A notification of a busy learning jail: did its block begin, i.e. is an
+ * "A" line already written on the control socket (read or not)?  The
+ * driver writes it before the block's first statement, and the call that
+ * notifies comes after, from the same thread: the line is in the socket
+ * by now even when the loop has not read it yet.  Only peeked: sj_on_ctl
+ * reads it as ever.  A driver that lies about it only moves this reset. */
+bool sl_block_begun(const struct sv_jail *j)
+{
+	char buf[256];
+	ssize_t n;
+	bool at_start = j->ctl_in_len == 0;
+
+	if (j->ctl_in_len >= 1 && j->ctl_in[0] == 'A')
+		return true;
+	if (j->ctl_src.fd < 0)
+		return false;
+	n = recv(j->ctl_src.fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+	for (ssize_t i = 0; i < n; i++) {
+		if (at_start && buf[i] == 'A')
+			return true;
+		at_start = buf[i] == '\n';
+	}
+	return false;
 }
 
 /* What the broker gets when there is no report: the supervisor's own

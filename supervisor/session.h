@@ -81,6 +81,7 @@ struct sv_jail {
 	 * block's end while its report is awaited */
 	bool learning;
 	bool notify_armed;              /* its listener is watched (sj_arm_notify) */
+	bool learn_began;               /* the running block's code began (sl_block_began) */
 	struct wlearn learn;            /* in the jail's own memory: see
 	                                 * wlearn's on_report */
 	bool finishing;                 /* the RESULT waits for the report */

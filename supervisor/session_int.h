@@ -42,6 +42,9 @@ int sl_prepare(struct sv *sv, struct sv_jail *j, const struct sv_sess *tmpl,
 int sl_start(struct sv *sv, struct sv_jail *j, const struct sv_sess *tmpl, struct werr *err);
 void sl_arm(struct sv_jail *j);
 void sl_block_start(struct sv_jail *j);
+/* the block's code began to run (its driver's first "A" line): once */
+void sl_block_began(struct sv_jail *j);
+bool sl_block_begun(const struct sv_jail *j);
 /* The block's end: true when its RESULT waits for the learner's report
  * (done is called once it came, or the learner was given up: REFUSALS has
  * gone out first); false: call done now. */

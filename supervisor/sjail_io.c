@@ -390,6 +390,8 @@ static void sj_on_ctl(struct wloop *l, struct wsrc *src, uint32_t events)
 			if (!j->busy || j->ctl_out.len || j->done_pending || j->finishing)
 				goto broken;
 			n = rich_line(sv, j, j->ctl_in);
+			if (n > 0 && j->ctl_in[0] == 'A')
+				sl_block_began(j);
 			if (n > 0)
 				continue;
 			if (n < 0 || parse_done(j->ctl_in, &status) < 0)
@@ -488,6 +490,8 @@ static void sj_on_notify(struct wloop *l, struct wsrc *src, uint32_t events)
 		wloop_rearm(&sv->loop, src, 0);
 		return;
 	}
+	if (j->learning && j->busy && !j->learn_began && sl_block_begun(j))
+		sl_block_began(j);
 	if (wnotify_handle(&j->notify) < 0) {
 		wloop_rearm(&sv->loop, src, 0);
 		return;
