@@ -78,17 +78,24 @@ static void mask_free(struct mask *a)
 	free(a);
 }
 
+/* A text item before the last one (structuredContent as JSON, which
+ * stays last: mcp_run.c's tool_result). */
 static void text_add(json_object *r, const char *text)
 {
-	json_object *content, *t = json_object_new_object();
+	json_object *content, *last, *t = json_object_new_object();
+	size_t n;
 
 	json_object_object_add(t, "type", json_object_new_string("text"));
 	json_object_object_add(t, "text", mcp_jstr_n(text, strlen(text)));
-	if (json_object_object_get_ex(r, "content", &content) &&
-	    json_object_is_type(content, json_type_array))
-		json_object_array_add(content, t);
-	else
+	if (!json_object_object_get_ex(r, "content", &content) ||
+	    !json_object_is_type(content, json_type_array) ||
+	    !(n = json_object_array_length(content))) {
 		json_object_put(t);
+		return;
+	}
+	last = json_object_get(json_object_array_get_idx(content, n - 1));
+	json_object_array_put_idx(content, n - 1, t);
+	json_object_array_add(content, last);
 }
 
 /* The form: one yes/no per path or host (the schema's flat booleans). */
