@@ -19,6 +19,8 @@
  *     chat on a terminal: the supervisor asks the person itself, with the
  *     broker stopped, and the person's answer may go past the bound;
  *     chat without a terminal: nothing is widened.
+ * Only a session that learns is widened (chat's %allow, which the
+ * person types, excepted).
  * A widening holds for the session only: its policy is a copy of its
  * profile with the additions (the allowed profiles are never changed),
  * its jails are replaced (Landlock cannot widen a running jail), and the
@@ -387,6 +389,17 @@ int sv_widen(struct sv *sv, const struct wmsg *m)
 	if (s->busy) {
 		reply(sv, m, WW_REFUSED, 0, "a block is running in this session: widen it between "
 		      "blocks");
+		return 0;
+	}
+	/* only a session opened to learn is ever offered a widening (G235);
+	 * in chat the person may still ask for one by name (%allow), which
+	 * the supervisor then puts to them itself */
+	if (!s->learn && !(sv->chat && explicit)) {
+		audit_widen(sv, s, kind, m->value, false, wwiden_via_name(via), !sv->chat, false,
+		            NULL, "the session does not learn");
+		reply(sv, m, WW_REFUSED, 0, "session %u does not learn: warden widens only a "
+		      "session opened to learn (open's \"learn\", serve --learn, mcp --learn, chat "
+		      "without --no-learn)", m->session);
 		return 0;
 	}
 	/* the value, resolved here: the broker's word is only a request */

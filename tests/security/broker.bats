@@ -113,3 +113,74 @@ ended() {
 	ended edit_in_serve
 	[[ "$output" == *"EDIT was refused"* ]]
 }
+
+@test "hostile broker: SAVE, which serve never permits, ends the broker and its jail" {
+	hostile save_in_serve
+	ended save_in_serve
+	[[ "$output" == *"SAVE was refused"* ]]
+}
+
+# widen KIND VALUE CODE [warden options]: the hostile broker widens its own
+# session (issue 23), then runs CODE there; the session learns unless
+# LEARN=0
+widen() {
+	printf '#!/bin/sh\nHOSTILE_SCENARIO=widen HOSTILE_LEARN=%s HOSTILE_KIND=%s HOSTILE_VALUE=%s HOSTILE_CODE=%s exec python3 %s/hostile_broker.py "$@"\n' \
+		"${LEARN:-1}" "$1" "$2" "'$3'" "$B" > "$B/warden-broker"
+	chmod 755 "$B/warden-broker"
+	run timeout 60 env HOME="${WHOME:-$HOME}" "$B/warden" "${@:4}" --workspace "$WS" </dev/null
+	echo "status $status: $output"
+}
+
+learn_files() {
+	DATA="$WS.data"
+	mkdir -p "$DATA" "$WS.home/.ssh"
+	printf 'rows\n' > "$DATA/secret.csv"
+	printf 'key\n' > "$WS.home/.ssh/id_rsa"
+	chmod 755 "$DATA" "$WS.home" "$WS.home/.ssh"
+	chmod 644 "$DATA/secret.csv" "$WS.home/.ssh/id_rsa"
+}
+
+@test "hostile broker: a WIDEN within what serve was started with is granted (control)" {
+	learn_files
+	widen read "$DATA/secret.csv" "cp $DATA/secret.csv $WS/copy" serve --stdio \
+		--allow-workspace "$DATA"
+	rm -rf "$DATA" "$WS.home"
+	[[ "$output" == *"WIDENED status 0"* ]]
+	[ -f "$WS/copy" ]
+}
+
+@test "hostile broker: serve never widens a session past its bound, whatever the broker asks (G230)" {
+	learn_files
+	widen read "$DATA/secret.csv" "cp $DATA/secret.csv $WS/copy" serve --stdio
+	rm -rf "$DATA" "$WS.home"
+	[[ "$output" == *"WIDENED status 1: warden does not widen this session"* ]]
+	[ ! -e "$WS/copy" ]
+	grep -q '"event":"widen".*"granted":false.*"in_bound":false' "$AUDIT"
+}
+
+@test "hostile broker: serve never widens to a dangerous path, even within its bound (G231)" {
+	learn_files
+	WHOME="$WS.home" widen read "$WS.home/.ssh/id_rsa" "cp $WS.home/.ssh/id_rsa $WS/copy" \
+		serve --stdio --allow-workspace "$WS.home"
+	rm -rf "$DATA" "$WS.home"
+	[[ "$output" == *"WIDENED status 1"*"catalog"* ]]
+	[ ! -e "$WS/copy" ]
+}
+
+@test "hostile broker: chat without a terminal widens nothing, even within its bound (G232)" {
+	learn_files
+	widen read "$DATA/secret.csv" "cp $DATA/secret.csv $WS/copy" chat --allow-workspace "$DATA"
+	rm -rf "$DATA" "$WS.home"
+	[[ "$output" == *"WIDENED status 1: warden asks about widening on chat's terminal only"* ]]
+	[ ! -e "$WS/copy" ]
+}
+
+@test "hostile broker: serve never widens a session that does not learn, even within its bound (G235)" {
+	learn_files
+	LEARN=0 widen read "$DATA/secret.csv" "cp $DATA/secret.csv $WS/copy" serve --stdio \
+		--allow-workspace "$DATA"
+	rm -rf "$DATA" "$WS.home"
+	[[ "$output" == *"WIDENED status 1: session "*" does not learn"* ]]
+	[ ! -e "$WS/copy" ]
+	grep -q '"event":"widen".*"granted":false.*"why":"the session does not learn"' "$AUDIT"
+}
