@@ -67,6 +67,12 @@ section "lint of the bats files"
 # shellcheck disable=SC2046
 lint_bats "$top" $(find "$top/tests" -name '*.bats' | sort)
 
+# The rooms stay rooms (docs/design.md, "Layout as built"): drawn from the
+# objects' own symbols, no circle between files or folders, no source file
+# over 1,000 lines, none over 800 in the supervisor's process.
+section "layout: the call graph of the objects"
+run_tap "layout" python3 "$top/tools/layers.py" "$build"
+
 section "unit tests"
 unit_suites "$build" ""
 

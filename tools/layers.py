@@ -115,6 +115,19 @@ def tap(ok, what):
     print("%s %d - %s" % ("ok" if ok else "not ok", n, what))
 
 
+# every source of the code folders has its object: a missing one (a build
+# that is stale, or not there at all) would leave its calls out of the graph
+code = ("common", "policy", "limits", "jail", "learn", "supervisor", "cli", "broker", "egress")
+missing = []
+for d in code:
+    for root, _, fs in os.walk(os.path.join(top, d)):
+        for f in fs:
+            src = os.path.relpath(os.path.join(root, f), top)
+            if f.endswith(".c") and src not in objs:
+                missing.append(src)
+tap(objs and not missing, "every source of %s is built (%d objects in %s)%s" % (
+    ", ".join(code), len(objs), build, "".join("\n#   not built: " + m for m in sorted(missing))))
+
 files = set(objs)
 fc = sccs(files, edges)
 tap(not fc, "no circle between files (%d files)%s" % (len(files), "".join(
