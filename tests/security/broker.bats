@@ -23,7 +23,7 @@ setup() {
 
 teardown() {
 	if [ -n "$WPID" ]; then kill "$WPID" 2>/dev/null || true; wait "$WPID" 2>/dev/null || true; fi
-	rm -rf "$B"
+	rm -rf "$B" "$WS.data" "$WS.home"
 	common_teardown
 }
 
@@ -131,6 +131,8 @@ widen() {
 	echo "status $status: $output"
 }
 
+# a data set and a home with a key, next to the workspace (teardown
+# removes them)
 learn_files() {
 	DATA="$WS.data"
 	mkdir -p "$DATA" "$WS.home/.ssh"
@@ -144,7 +146,6 @@ learn_files() {
 	learn_files
 	widen read "$DATA/secret.csv" "cp $DATA/secret.csv $WS/copy" serve --stdio \
 		--allow-workspace "$DATA"
-	rm -rf "$DATA" "$WS.home"
 	[[ "$output" == *"WIDENED status 0"* ]]
 	[ -f "$WS/copy" ]
 }
@@ -152,7 +153,6 @@ learn_files() {
 @test "hostile broker: serve never widens a session past its bound, whatever the broker asks (G230)" {
 	learn_files
 	widen read "$DATA/secret.csv" "cp $DATA/secret.csv $WS/copy" serve --stdio
-	rm -rf "$DATA" "$WS.home"
 	[[ "$output" == *"WIDENED status 1: warden does not widen this session"* ]]
 	[ ! -e "$WS/copy" ]
 	grep -q '"event":"widen".*"granted":false.*"in_bound":false' "$AUDIT"
@@ -162,7 +162,6 @@ learn_files() {
 	learn_files
 	WHOME="$WS.home" widen read "$WS.home/.ssh/id_rsa" "cp $WS.home/.ssh/id_rsa $WS/copy" \
 		serve --stdio --allow-workspace "$WS.home"
-	rm -rf "$DATA" "$WS.home"
 	[[ "$output" == *"WIDENED status 1"*"catalog"* ]]
 	[ ! -e "$WS/copy" ]
 }
@@ -170,7 +169,6 @@ learn_files() {
 @test "hostile broker: chat without a terminal widens nothing, even within its bound (G232)" {
 	learn_files
 	widen read "$DATA/secret.csv" "cp $DATA/secret.csv $WS/copy" chat --allow-workspace "$DATA"
-	rm -rf "$DATA" "$WS.home"
 	[[ "$output" == *"WIDENED status 1: warden asks about widening on chat's terminal only"* ]]
 	[ ! -e "$WS/copy" ]
 }
@@ -179,8 +177,18 @@ learn_files() {
 	learn_files
 	LEARN=0 widen read "$DATA/secret.csv" "cp $DATA/secret.csv $WS/copy" serve --stdio \
 		--allow-workspace "$DATA"
-	rm -rf "$DATA" "$WS.home"
 	[[ "$output" == *"WIDENED status 1: session "*" does not learn"* ]]
 	[ ! -e "$WS/copy" ]
 	grep -q '"event":"widen".*"granted":false.*"why":"the session does not learn"' "$AUDIT"
+}
+
+@test "hostile broker: serve never widens a session to warden's own files, even within its bound (G231)" {
+	learn_files
+	# the audit log in the data directory the operator allowed
+	WARDEN_AUDIT_LOG="$DATA/audit.jsonl" widen write "$DATA" "echo forged >> $DATA/audit.jsonl; touch $DATA/planted" \
+		serve --stdio --allow-workspace "$DATA"
+	[[ "$output" == *"WIDENED status 1: $DATA is warden's own"* ]]
+	[ ! -e "$DATA/planted" ]
+	grep -q '"event":"widen".*"granted":false.*"why":"warden'"'"'s own directory' "$DATA/audit.jsonl"
+	run ! grep -qx forged "$DATA/audit.jsonl"
 }
