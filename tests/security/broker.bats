@@ -127,7 +127,10 @@ widen() {
 	printf '#!/bin/sh\nHOSTILE_SCENARIO=widen HOSTILE_LEARN=%s HOSTILE_KIND=%s HOSTILE_VALUE=%s HOSTILE_CODE=%s exec python3 %s/hostile_broker.py "$@"\n' \
 		"${LEARN:-1}" "$1" "$2" "'$3'" "$B" > "$B/warden-broker"
 	chmod 755 "$B/warden-broker"
-	run timeout 60 env HOME="${WHOME:-$HOME}" "$B/warden" "${@:4}" --workspace "$WS" </dev/null
+	# warden's own directories outside the home, so that the home is not
+	# refused as warden's own before anything else is checked
+	run timeout 60 env HOME="${WHOME:-$HOME}" XDG_CONFIG_HOME="$B/config" XDG_DATA_HOME="$B/data" \
+		"$B/warden" "${@:4}" --workspace "$WS" </dev/null
 	echo "status $status: $output"
 }
 
@@ -138,8 +141,9 @@ learn_files() {
 	mkdir -p "$DATA" "$WS.home/.ssh"
 	printf 'rows\n' > "$DATA/secret.csv"
 	printf 'key\n' > "$WS.home/.ssh/id_rsa"
+	printf 'notes\n' > "$WS.home/notes.txt"
 	chmod 755 "$DATA" "$WS.home" "$WS.home/.ssh"
-	chmod 644 "$DATA/secret.csv" "$WS.home/.ssh/id_rsa"
+	chmod 644 "$DATA/secret.csv" "$WS.home/.ssh/id_rsa" "$WS.home/notes.txt"
 }
 
 @test "hostile broker: a WIDEN within what serve was started with is granted (control)" {
@@ -160,9 +164,19 @@ learn_files() {
 
 @test "hostile broker: serve never widens to a dangerous path, even within its bound (G231)" {
 	learn_files
+	# the caller's home, allowed as a workspace root: dangerous all the same
+	WHOME="$WS.home" widen read "$WS.home" "cp $WS.home/notes.txt $WS/copy" \
+		serve --stdio --allow-workspace "$WS.home"
+	[[ "$output" == *"WIDENED status 1: warden does not widen this session to read ~: it is a home directory"* ]]
+	[ ! -e "$WS/copy" ]
+	grep -q '"event":"widen".*"granted":false.*"in_bound":true.*"why":"dangerous"' "$AUDIT"
+}
+
+@test "hostile broker: serve never widens to a key in the home, even with the home allowed (G231)" {
+	learn_files
 	WHOME="$WS.home" widen read "$WS.home/.ssh/id_rsa" "cp $WS.home/.ssh/id_rsa $WS/copy" \
 		serve --stdio --allow-workspace "$WS.home"
-	[[ "$output" == *"WIDENED status 1"*"catalog"* ]]
+	[[ "$output" == *"WIDENED status 1: warden does not widen this session to read ~/.ssh/id_rsa: it is in the catalog"* ]]
 	[ ! -e "$WS/copy" ]
 }
 
