@@ -338,9 +338,12 @@ static void detail(json_object *rec, const char *event, char *buf, size_t len)
 		if (off < len && *jstr(rec, "why"))
 			snprintf(buf + off, len - off, " (%s)", jstr(rec, "why"));
 	} else if (!strcmp(event, "revoke")) {
+		/* paths as written (no "\/") */
 		snprintf(buf, len, "dropped %s",
 		         json_object_object_get_ex(rec, "widenings", &v)
-		             ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN) : "[]");
+		             ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+		                                              JSON_C_TO_STRING_NOSLASHESCAPE)
+		             : "[]");
 	} else if (!strcmp(event, "profile_save")) {
 		snprintf(buf, len, "%s %s to %s", json_object_object_get_ex(rec, "replaced", &v) &&
 		         json_object_get_boolean(v) ? "replaced" : "wrote", jstr(rec, "name"),

@@ -230,7 +230,12 @@ JSON
 	keys C-d
 	wait_exit 0
 	[ -f "$T/config/warden/profiles/sales.json" ]
-	grep -q '"event":"profile_save"' "$AUDIT"
+	# warden audit reads every record strictly (status 1 on one it cannot)
+	run "$WARDEN" audit --all --no-pager --audit-log "$AUDIT"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"WIDENED read $DATA/sales.csv by person (supervisor)"* ]]
+	[[ "$output" == *"wrote sales to $T/config/warden/profiles/sales.json"* ]]
 	# the next run, under the saved profile, reads the file; under the
 	# profile it extends it still cannot
 	run env HOME="$H" XDG_CONFIG_HOME="$T/config" "$WARDEN" run --profile sales \
@@ -281,6 +286,11 @@ mcp_client() {
 
 @test "learn serve: revoke drops the widening, the next block is refused again, the audit log has both" {
 	serve_client learn_revoke --allow-workspace "$DATA"
+	run "$WARDEN" audit --all --no-pager --audit-log "$AUDIT"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"WIDENED read $DATA/sales.csv by serve client (broker)"* ]]
+	[[ "$output" == *"dropped [\"read $DATA/sales.csv\"]"* ]]
 }
 
 @test "learn serve: a session that does not learn asks nothing" {
