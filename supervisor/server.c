@@ -277,6 +277,7 @@ int sv_serve(const struct wserve_opts *opts, char **rest, int n_rest, bool chat)
 	sv->pool_idle_ms = (uint64_t)o.pool_idle_s * 1000;
 	sv->chat = chat;
 	sv->edit_ok = chat && isatty(0) && isatty(1);
+	sv->learn_all = o.learn;
 	wcg_gc();
 	watchdog = wreaper_start_server();
 

@@ -42,7 +42,7 @@ const char chat_usage_text[] =
 	"      --export-script FILE   with --resume: the approved code as a shell script\n"
 	"      --jupyter [NAME|-]     with --resume: the conversation as a notebook\n"
 	"      --system-message[-append] TEXT  replace (add to) warden's instructions\n"
-	"      --connect-timeout DUR  --idle-timeout DUR   (10s, 2m)  --oneshot\n"
+	"      --connect-timeout DUR  --idle-timeout DUR (10s, 2m)  --oneshot  --no-learn\n"
 	"      --workspace DIR        the jail's workspace (default: .)\n"
 	"      --allow-workspace DIR  --allow-profile NAME   more a session may use\n"
 	"      --net MODE  --allow HOST[:PORT]   network: none, loopback or proxy\n"
@@ -231,6 +231,9 @@ static int parse_opts(int argc, char **argv, struct chat_opts *o)
 		case WCA_IDLE:
 			if (dur_arg("--idle-timeout", optarg, &o->idle_ms) < 0)
 				goto fail;
+			break;
+		case WCA_NO_LEARN:
+			o->no_learn = true;
 			break;
 		case WCA_ONESHOT:
 			o->oneshot = true;

@@ -101,6 +101,7 @@ struct wserve_opts {
 	const char *listen;     /* --listen ADDR (serve): HOST:PORT, a path, or systemd */
 	const char *token_file; /* --token-file FILE */
 	const char *tls_cert, *tls_key;
+	bool learn;             /* --learn: every session learns (issue 23) */
 };
 /* --max-sessions default and ceiling; --pool default and ceiling;
  * --pool-idle default, in seconds */
