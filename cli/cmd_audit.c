@@ -143,6 +143,12 @@ static const struct field_rule {
 	{ "profile_save", "name", F_STR, true },
 	{ "profile_save", "path", F_STR, true },
 	{ "profile_save", "replaced", F_BOOL, true },
+	{ "egress_start", "pid", F_INT, true },    /* since issue 21: warden-egress */
+	{ "egress_start", "restart", F_BOOL, true },
+	{ "egress_start", "down_ms", F_INT, false },
+	{ "egress_start", "refused", F_INT, false },
+	{ "egress_end", "pid", F_INT, true },
+	{ "egress_end", "reason", F_STR, true },
 };
 
 static bool arr_of(json_object *v, bool denied)
@@ -321,6 +327,20 @@ static void detail(json_object *rec, const char *event, char *buf, size_t len)
 	} else if (!strcmp(event, "net_dropped")) {
 		snprintf(buf, len, "%s net records left out (limit %s)", jstr(rec, "dropped"),
 		         jstr(rec, "limit"));
+	} else if (!strcmp(event, "egress_start")) {
+		/* the egress proxy's process, of no session: which one, and
+		 * after a death how long it was down */
+		if (json_object_object_get_ex(rec, "restart", &v) && json_object_get_boolean(v))
+			snprintf(buf, len, "egress proxy pid %s ready again after %sms down (%s "
+			         "requests answered 502 meanwhile)", jstr(rec, "pid"),
+			         jstr(rec, "down_ms"), jstr(rec, "refused"));
+		else
+			snprintf(buf, len, "egress proxy pid %s ready", jstr(rec, "pid"));
+	} else if (!strcmp(event, "egress_end")) {
+		bool sig = *jstr(rec, "signal");
+		snprintf(buf, len, "egress proxy pid %s ended, %s=%s: %s", jstr(rec, "pid"),
+		         sig ? "signal" : "exit", sig ? jstr(rec, "signal") : jstr(rec, "exit_code"),
+		         jstr(rec, "reason"));
 	} else if (!strcmp(event, "session_close")) {
 		snprintf(buf, len, "blocks=%s why=%s", jstr(rec, "blocks"), jstr(rec, "why"));
 	} else if (!strcmp(event, "widen")) {
