@@ -243,11 +243,6 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct wserve_opts *o
 	return 0;
 }
 
-/* The most sessions: --max-sessions, or the default, and never more than
- * the open-files limit has room for, so that every session that opens can
- * start its jail (an "open" beyond is refused: dispatch.c).  An explicit
- * --max-sessions that does not fit fails here, with the fix. */
-
 static int serve_main(int argc, char **argv, bool chat)
 {
 	struct wserve_opts o;
