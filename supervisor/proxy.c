@@ -668,6 +668,31 @@ void wproxy_free(struct wproxy *j)
 	jail_free(j, 0);
 }
 
+void wproxy_free_wait(struct wproxy *j)
+{
+	uint64_t deadline = sv_now_ms() + SHUTDOWN_MS;
+	uint32_t id;
+
+	if (!j)
+		return;
+	id = j->id;
+	wproxy_free(j);
+	/* REMOVE is queued: the process closes the jail's connections, sends
+	 * their records, then REMOVED (jail_free).  Bounded: a process that
+	 * does not answer in time is given up on here, as at shutdown */
+	while (jail_find(id) && (g.st == E_STARTING || g.st == E_UP) && g.sock.fd >= 0) {
+		uint64_t now = sv_now_ms();
+		struct pollfd pf = { .fd = g.sock.fd, .events = POLLIN | (g.q ? POLLOUT : 0) };
+
+		if (now >= deadline || poll(&pf, 1, (int)(deadline - now)) <= 0)
+			break;
+		if (pf.revents & POLLOUT)
+			flush();
+		if (pf.revents & (POLLIN | POLLHUP | POLLERR))
+			read_frames();
+	}
+}
+
 void wproxy_shutdown(void)
 {
 	uint64_t deadline = sv_now_ms() + SHUTDOWN_MS;

@@ -49,6 +49,9 @@ struct wproxy *wproxy_new(struct wloop *l, int listen_fd, const struct wproxy_co
 /* The jail is ending: the egress closes its connections (each audited as
  * it ends) and forgets it. */
 void wproxy_free(struct wproxy *p);
+/* The same, and wait (2 s at most) until the egress process has sent the
+ * jail's last connections' records: a learning run reads them at its end. */
+void wproxy_free_wait(struct wproxy *p);
 /* As root: the user the egress process runs as (the broker's; default
  * WBROKER_USER).  Before the first wproxy_new. */
 void wproxy_user(const char *user);

@@ -137,7 +137,11 @@ void run_learn_end(struct run *r, struct wrun_result *res)
 
 	if (!r->learn)
 		return;
-	jr_proxy_end(&r->jr);   /* its last connections' records reach the learner */
+	/* its last connections' records reach the learner before it is told
+	 * the run ended: the egress process sends them when it drops the jail */
+	if (r->jr.proxy)
+		wproxy_free_wait(r->jr.proxy);
+	r->jr.proxy = NULL;
 	waudit_tap(r->audit, NULL, NULL);
 	if (wlearn_finish(r->learn, &r->notify, &err) < 0)
 		res->learn_incomplete = true;

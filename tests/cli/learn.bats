@@ -384,3 +384,49 @@ EOF
 	[[ "$output" == *"/nonexistent/p.json: cannot write it"* ]]
 	[ ! -e "$WS/ran" ]
 }
+
+# The proxy's record of a refused request is written when its connection
+# ends, which may be when the program exits (urllib leaves it open): the
+# learner must hear of it before it is told the run ended.  Made certain
+# here: the egress process is stopped while the program ends, and goes on
+# once the program is gone.  Failed before: the refusal was not learned
+# (make test-fresh saw it by chance).
+@test "learn: a refusal the proxy records only as the program exits is still learned" {
+	cat > "$WS/late.py" <<EOF
+import os, socket, time
+port = int(os.environ['HTTP_PROXY'].rstrip('/').rsplit(':', 1)[1])
+s = socket.create_connection(('127.0.0.1', port))
+s.sendall(b'GET http://$ADDR:$OTHER/hello.txt HTTP/1.1\r\nHost: $ADDR:$OTHER\r\n\r\n')
+print(s.recv(100).split(b'\r\n')[0].decode(), flush=True)
+open('fetched', 'w').close()
+while not os.path.exists('go'):
+    time.sleep(0.02)
+os._exit(0)   # the connection ends with the process
+EOF
+	"$WARDEN" policy learn --quiet --workspace "$WS" --profile learnbase \
+		--include "$ADDR:$OTHER" -- python3 late.py > "$T/out" 2>&1 &
+	WPID=$!
+	for _ in $(seq 1200); do [ -e "$WS/fetched" ] && break; sleep 0.05; done
+	[ -e "$WS/fetched" ]
+	local eg="" p
+	for p in /proc/[0-9]*; do
+		[ "$(awk '/^PPid:/ { print $2 }' "$p/status" 2>/dev/null)" = "$WPID" ] || continue
+		[ "$(cat "$p/comm" 2>/dev/null)" = warden-egress ] && eg=${p#/proc/}
+	done
+	[ -n "$eg" ]
+	kill -STOP "$eg"
+	touch "$WS/go"
+	# the program gone (its jail with it): the proxy goes on
+	local gone=""
+	for _ in $(seq 3000); do
+		procs_matching "python3 late.py" | grep -v -- "--profile" | grep -q . || { gone=1; break; }
+		sleep 0.01
+	done
+	kill -CONT "$eg"
+	[ -n "$gone" ]
+	wait_warden
+	cat "$T/out"
+	[ "$st" -eq 0 ]
+	grep -q "HTTP/1.1 403" "$T/out"
+	grep -q "+ network.allow += $ADDR:$OTHER: the program asked the proxy for it" "$T/out"
+}
