@@ -24,5 +24,7 @@ teardown() {
 		--allow-profile nolimit --profile nolimit
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ "$output" == "ok:"* ]]
+	# its verdict on a line of its own (the broker may say on stderr
+	# that its supervisor went away first, as the script ends them)
+	grep -q '^ok: ' <<< "$output"
 }
