@@ -114,6 +114,39 @@ check() { # SCENARIO VARIANT: tests/security/protect_check.py against $H
 	[[ "$output" != *secret* ]]
 }
 
+# Red team: credential files that were only hidden could be created when
+# missing, and their tools run what they name: aws runs a profile's
+# credential_process, kubectl a user's exec plugin, less the LESSOPEN of its
+# lesskey file's #env, mysql its pager and the plugins of plugin-dir, psql
+# the \! lines of .psqlrc, Jupyter the argv of a kernel spec in its data
+# directory, Mercurial its hooks.  Each is planted by the jail, judged by the
+# host: no file of the jail's is there afterwards (seen failing before: all
+# seven were created).
+@test "protect: a home workspace: config files whose tools run commands cannot be planted, credential ones included (red team)" {
+	run env HOME="$H" "$WARDEN" run --workspace "$H" -- sh -c '
+		for d in .aws .kube .local/share/jupyter/kernels/python3; do mkdir -p "$d" 2>/dev/null; done
+		echo "[default]
+credential_process = sh -c id" > .aws/config
+		echo "users: [{name: u, user: {exec: {command: sh}}}]" > .kube/config
+		echo "[client]
+pager = sh -c id" > .my.cnf
+		echo "#env
+LESSOPEN=|sh -c id" > .lesskey
+		echo "\\! id" > .psqlrc
+		echo "{\"argv\": [\"sh\", \"-c\", \"id\"]}" > .local/share/jupyter/kernels/python3/kernel.json
+		echo "[hooks]
+pre-commit = sh -c id" > .hgrc
+		echo done'
+	echo "$output"
+	[[ "$output" == *done* ]]
+	local f
+	for f in .aws/config .kube/config .my.cnf .lesskey .psqlrc \
+	         .local/share/jupyter/kernels/python3/kernel.json .hgrc; do
+		echo "$f"
+		run ! grep -rqs 'id' "$H/$f"
+	done
+}
+
 @test "protect: a profile drops a catalog entry only by naming it; .git is then writable (issue 19)" {
 	git init -q "$WS"
 	printf '%s\n' '{"name":"gitrw","extends":"workspace","filesystem":{"unprotect":[".git"]}}' > "$WS.json"
