@@ -368,6 +368,90 @@ SH
 	run ! grep -q 'corp' "$WS/dns.log"
 }
 
+# A name answered by a DNS server (not /etc/hosts, which every other test
+# here uses) takes c-ares' whole path, under the confined engine's
+# allowlist: on success it sorts the addresses (RFC 6724: a UDP socket
+# connected to each, then getsockname), and an answer too long for UDP
+# comes back truncated (TC) and is asked again over TCP (setsockopt
+# TCP_NODELAY, writev).  Red team: each of these calls killed the engine
+# (SIGSYS, status 159), so every name looked up over DNS killed the egress
+# process and every relay of every jail.  Private mount and network
+# namespaces: a DNS server that answers plain.warden.test over UDP and
+# big.warden.test only over TCP (TC over UDP), both with 127.0.0.1, so the
+# 403 naming that address proves the answer arrived; the engine then
+# answers the next request.
+@test "proxy: names answered over DNS, over UDP and (truncated) over TCP; the engine survives both" {
+	printf 'nameserver 127.0.0.1\noptions attempts:1\n' > "$WS/resolv.conf"
+	cat > "$WS/dns.py" <<'PY'
+import socket, struct, sys, threading
+def question_end(d):
+    i = 12
+    while d[i]:
+        i += 1 + d[i]
+    return i + 5
+def answer(d):
+    e = question_end(d)
+    a = struct.unpack(">H", d[e - 4:e - 2])[0] == 1
+    ans = b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 60, 4) + bytes([127, 0, 0, 1]) if a else b""
+    return d[:2] + struct.pack(">HHHHH", 0x8180, 1, int(a), 0, 0) + d[12:e] + ans
+def log(what):
+    with open(sys.argv[1], "a") as f:
+        f.write(what + "\n")
+def tcp(t):
+    while True:
+        c, _ = t.accept()
+        log("tcp")
+        d = c.recv(2 + struct.unpack(">H", c.recv(2))[0])
+        r = answer(d)
+        c.sendall(struct.pack(">H", len(r)) + r)
+        c.close()
+t = socket.socket()
+t.bind(("127.0.0.1", 53))
+t.listen(8)
+threading.Thread(target=tcp, args=(t,), daemon=True).start()
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 53))
+open(sys.argv[2], "w").close()
+while True:
+    d, a = s.recvfrom(2048)
+    if b"\x03big" in d:
+        log("udp truncated")
+        s.sendto(d[:2] + struct.pack(">HHHHH", 0x8380, 1, 0, 0, 0) + d[12:question_end(d)], a)
+    else:
+        log("udp")
+        s.sendto(answer(d), a)
+PY
+	cat > "$WS/inside.sh" <<'SH'
+set -e
+ws=$1 proxyd=$2 peer=$3
+ip link set lo up
+mount --bind "$ws/resolv.conf" /etc/resolv.conf
+python3 "$ws/dns.py" "$ws/dns.log" "$ws/dns.ready" &
+dns=$!
+for i in $(seq 300); do [ -e "$ws/dns.ready" ] && break; sleep 0.1; done
+"$proxyd" --confine 1 "$ws/proxy.port" 'plain.warden.test:443' 'big.warden.test:443' &
+px=$!
+for i in $(seq 300); do [ -s "$ws/proxy.port" ] && break; sleep 0.1; done
+for h in plain big other; do
+	echo "$h:"
+	python3 "$peer" raw "$(cat "$ws/proxy.port")" "CONNECT $h.warden.test:443 HTTP/1.1\r\n\r\n" || true
+done
+kill "$px" "$dns"
+SH
+	local un=(unshare -mn)
+	is_root || un=(unshare -rmn)
+	run "${un[@]}" sh "$WS/inside.sh" "$WS" "$PROXYD" "$PEER"
+	echo "$output"
+	cat "$WS/dns.log"
+	# the controls: one answer came over UDP, the long one over TCP
+	grep -qx udp "$WS/dns.log"
+	grep -qx 'udp truncated' "$WS/dns.log"
+	grep -qx tcp "$WS/dns.log"
+	[[ "$output" == *"plain:"*"HTTP/1.1 403 Forbidden"*"plain.warden.test resolved to 127.0.0.1"*"big:"* ]]
+	[[ "$output" == *"big:"*"HTTP/1.1 403 Forbidden"*"big.warden.test resolved to 127.0.0.1"*"other:"* ]]
+	[[ "$output" == *"other:"*"HTTP/1.1 403 Forbidden"*"other.warden.test:443 is not allowed"* ]]
+}
+
 # A header line the proxy would not recognise as Host (a space before the
 # colon, a name that is not an HTTP token) never reaches upstream, where a
 # lenient server could read it as a second Host (SECURITY.md G103)
