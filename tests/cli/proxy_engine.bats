@@ -709,3 +709,67 @@ SH
 	grep -q asked "$WS/dns.log"
 	grep -q '"host":"slow.warden.test","port":80,"allowed":true,"rule":"slow.warden.test:80","status":504' "$WS/audit"
 }
+
+# A client that hangs up (a reset) while its name is being looked up ends
+# its connection, but the lookup goes on until the DNS server answers or
+# c-ares gives up.  Red team: such connections left the proxy's count at
+# once, so hanging up and reconnecting piled up lookups (and their memory:
+# 20,000 of them, 62 MB, from one client in 15 s) past the cap of 256
+# connections.  Now each counts until its lookup ends: after 256 reset
+# connections whose lookups never end (the fds they held are closed, read
+# from the host), the next connection gets 503 at once, where before it
+# was admitted and got the 504 of its own lookup's deadline.
+@test "proxy: connections reset during their lookup count against the cap until it ends" {
+	printf 'nameserver 127.0.0.1\noptions timeout:30 attempts:1\n' > "$WS/resolv.conf"
+	cat > "$WS/dns.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 53))
+open(sys.argv[2], "w").close()
+while True:
+    d, a = s.recvfrom(2048)
+PY
+	cat > "$WS/flood.py" <<'PY'
+import socket, struct, sys
+if sys.argv[2] == "probe":   # the proxy's answer, even one sent before the request is read
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
+    try:
+        s.sendall(b"CONNECT next.slow.warden.test:443 HTTP/1.1\r\n\r\n")
+    except OSError:
+        pass
+    print(s.recv(4096).decode(errors="replace"))
+    sys.exit(0)
+for i in range(int(sys.argv[2])):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    s.sendall(b"CONNECT h%d.slow.warden.test:443 HTTP/1.1\r\n\r\n" % i)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
+PY
+	cat > "$WS/inside.sh" <<'SH'
+set -e
+ws=$1 proxyd=$2 peer=$3
+ip link set lo up
+mount --bind "$ws/resolv.conf" /etc/resolv.conf
+python3 "$ws/dns.py" "$ws/dns.log" "$ws/dns.ready" &
+dns=$!
+trap 'kill $dns $px 2>/dev/null || true' EXIT
+for i in $(seq 300); do [ -e "$ws/dns.ready" ] && break; sleep 0.1; done
+"$proxyd" --confine 1 --dial-timeout 2000 "$ws/proxy.port" '*.slow.warden.test:443' &
+px=$!
+for i in $(seq 300); do [ -s "$ws/proxy.port" ] && break; sleep 0.1; done
+fds() { ls /proc/$px/fd | wc -l; }
+base=$(fds)
+python3 "$ws/flood.py" "$(cat "$ws/proxy.port")" 256
+# every reset seen: the connections' fds are closed again (c-ares' one
+# socket to the server may stay)
+for i in $(seq 300); do [ "$(fds)" -le $((base + 1)) ] && break; sleep 0.1; done
+echo "fds: $base then $(fds)"
+python3 "$ws/flood.py" "$(cat "$ws/proxy.port")" probe
+SH
+	local un=(unshare -mn)
+	is_root || un=(unshare -rmn)
+	run "${un[@]}" sh "$WS/inside.sh" "$WS" "$PROXYD" "$PEER"
+	echo "$output"
+	[[ "${lines[0]}" == "fds: "* ]]
+	[[ "${lines[1]}" == "HTTP/1.1 503 Service Unavailable"* ]]
+}
