@@ -273,12 +273,17 @@ static int read_token_file(const char *path, char *tok, size_t *len, struct werr
 }
 
 /* No --token-file: 256 random bits, hex, in $XDG_RUNTIME_DIR/warden/token
- * (0600, in a 0700 directory of the caller's), replaced atomically. */
+ * (0600, in a 0700 directory of the caller's), replaced atomically.  Both
+ * directories must be the caller's alone (XDG_RUNTIME_DIR as the XDG spec
+ * defines it: one kept from another user by su or sudo -E is not), and
+ * the file is made and renamed through the held directory: nobody else
+ * can swap a directory between its check and the write. */
 static int new_token(char *tok, size_t *len, char **where, struct werr *err)
 {
 	const char *rt = getenv("XDG_RUNTIME_DIR");
 	uint8_t raw[32];
 	_cleanup_free_ char *dir = NULL, *tmp = NULL, *path = NULL;
+	_cleanup_close_ int rtfd = -1, dfd = -1;
 	struct stat st;
 	int fd;
 
@@ -286,6 +291,13 @@ static int new_token(char *tok, size_t *len, char **where, struct werr *err)
 		return werr_set(err, 0, "--listen needs a token: give --token-file FILE (a 0600 file "
 		                "of yours holding it), or set XDG_RUNTIME_DIR so that warden can make "
 		                "one there");
+	rtfd = open(rt, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rtfd < 0 || fstat(rtfd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077))
+		return werr_set(err, 0, "XDG_RUNTIME_DIR=%s is not a directory of yours that only you "
+		                "can use (0700; one kept from another user by su or sudo is not): "
+		                "warden will not put the listener's token there; give --token-file "
+		                "FILE (a 0600 file of yours holding it), or set XDG_RUNTIME_DIR to "
+		                "your own", rt);
 	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
 		return werr_set(err, errno, "getrandom");
 	for (size_t i = 0; i < sizeof(raw); i++)
@@ -293,22 +305,22 @@ static int new_token(char *tok, size_t *len, char **where, struct werr *err)
 	*len = 2 * sizeof(raw);
 	explicit_bzero(raw, sizeof(raw));
 	dir = xasprintf("%s/warden", rt);
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+	if (mkdirat(rtfd, "warden", 0700) < 0 && errno != EEXIST)
 		return werr_set(err, errno, "creating %s", dir);
-	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-	    (st.st_mode & 077))
+	dfd = openat(rtfd, "warden", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0 || fstat(dfd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077))
 		return werr_set(err, 0, "%s must be a directory of yours that only you can use "
 		                "(chmod 700 %s), or give --token-file FILE", dir, dir);
 	path = xasprintf("%s/token", dir);
-	tmp = xasprintf("%s/.token.%d", dir, (int)getpid());
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	tmp = xasprintf(".token.%d", (int)getpid());
+	unlinkat(dfd, tmp, 0);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
-		return werr_set(err, errno, "creating %s", tmp);
+		return werr_set(err, errno, "creating %s/%s", dir, tmp);
 	if (write_all(fd, tok, *len) < 0 || write_all(fd, "\n", 1) < 0 || fsync(fd) < 0 ||
-	    close(fd) < 0 || rename(tmp, path) < 0) {
+	    close(fd) < 0 || renameat(dfd, tmp, dfd, "token") < 0) {
 		int e = errno;
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
 		return werr_set(err, e, "writing %s", path);
 	}
 	*where = steal_pointer(&path);

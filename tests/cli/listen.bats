@@ -73,6 +73,24 @@ listen_client() {
 	listen_client token_file
 }
 
+# Red team: the token warden makes went into $XDG_RUNTIME_DIR/warden whoever
+# owned $XDG_RUNTIME_DIR (one kept from another user by su or sudo -E, or
+# one others may write): they can swap the warden directory between its
+# check and the write, and read the token.  Now XDG_RUNTIME_DIR must be the
+# caller's own 0700 directory, as the XDG spec says, or warden refuses and
+# names --token-file; seen failing before: the server started and wrote
+# the token there.
+@test "listen: a made token goes only into an XDG_RUNTIME_DIR that is the caller's own 0700 directory (red team)" {
+	mkdir "$T/rt"
+	chmod 777 "$T/rt"
+	run env XDG_RUNTIME_DIR="$T/rt" timeout -k 5 60 "$WARDEN" serve --listen 127.0.0.1:0 --workspace "$WS"
+	echo "$output"
+	[ "$status" -ne 0 ]
+	[ "$status" -ne 124 ]
+	[[ "$output" == *"XDG_RUNTIME_DIR"*"--token-file"* ]]
+	[ ! -e "$T/rt/warden/token" ]
+}
+
 @test "listen: /mcp serves MCP over Streamable HTTP (JSON or SSE); a session lives on by an unguessable handle" {
 	listen_client mcp
 }
