@@ -147,6 +147,38 @@ pre-commit = sh -c id" > .hgrc
 	done
 }
 
+# Red team: what the desktop session and the terminal run at the next
+# login or window was in no catalog: PipeWire's context.exec (every login
+# on Debian 12's desktops), i3's, sway's and Hyprland's exec lines, the shell
+# kitty and Alacritty start, WezTerm's Lua, and dconf's database (GNOME's
+# custom keybindings and GNOME Terminal's custom command).  Seen failing
+# before: every one was created.
+@test "protect: a home workspace: session and terminal configs cannot be planted (red team)" {
+	run env HOME="$H" "$WARDEN" run --workspace "$H" -- sh -c '
+		for d in .config/pipewire/pipewire.conf.d .config/i3 .i3 .config/sway .config/hypr \
+		         .config/kitty .config/alacritty .config/wezterm .config/dconf; do
+			mkdir -p "$d" 2>/dev/null
+		done
+		echo "context.exec = [ { path = \"/bin/sh\" args = \"-c id\" } ]" > .config/pipewire/pipewire.conf.d/x.conf
+		for f in .config/i3/config .i3/config .config/sway/config; do echo "exec sh -c id" > "$f"; done
+		echo "exec-once = sh -c id" > .config/hypr/hyprland.conf
+		echo "shell sh -c id" > .config/kitty/kitty.conf
+		printf "[terminal.shell]\nprogram = \"sh\"\nargs = [\"-c\", \"id\"]\n" > .config/alacritty/alacritty.toml
+		echo "os.execute(\"id\")" > .config/wezterm/wezterm.lua
+		echo "os.execute(\"id\")" > .wezterm.lua
+		echo "custom-command=id" > .config/dconf/user
+		echo done'
+	echo "$output"
+	[[ "$output" == *done* ]]
+	local f
+	for f in .config/pipewire/pipewire.conf.d/x.conf .config/i3/config .i3/config .config/sway/config \
+	         .config/hypr/hyprland.conf .config/kitty/kitty.conf .config/alacritty/alacritty.toml \
+	         .config/wezterm/wezterm.lua .wezterm.lua .config/dconf/user; do
+		echo "$f"
+		run ! grep -qs 'id' "$H/$f"
+	done
+}
+
 @test "protect: a profile drops a catalog entry only by naming it; .git is then writable (issue 19)" {
 	git init -q "$WS"
 	printf '%s\n' '{"name":"gitrw","extends":"workspace","filesystem":{"unprotect":[".git"]}}' > "$WS.json"
