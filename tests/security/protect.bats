@@ -21,7 +21,12 @@ teardown() {
 }
 
 check() { # SCENARIO VARIANT: tests/security/protect_check.py against $H
-	run env WARDEN="$WARDEN" python3 "$WARDEN_TOP/tests/security/protect_check.py" "$1" "$2" "$H"
+	# warden's once-per-user notes (supervisor/once.c) go to a state
+	# directory of their own: in $H they landed in the placeholder of
+	# ~/.local/state/warden, which the check took for the jail's doing
+	run env WARDEN="$WARDEN" XDG_STATE_HOME="$WS.state" \
+		python3 "$WARDEN_TOP/tests/security/protect_check.py" "$1" "$2" "$H"
+	rm -rf "$WS.state"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == "ok $1 $2"* ]]
@@ -177,6 +182,67 @@ pre-commit = sh -c id" > .hgrc
 		echo "$f"
 		run ! grep -qs 'id' "$H/$f"
 	done
+}
+
+# Red team: a hidden credential or history file that did not exist yet
+# could be created by the jail -- as a hard link to a file of its own.  A
+# tool that later writes the secret in place (an append to ~/.netrc, a
+# shell's history) wrote it into the jail's file too, which the next jail
+# (or the same session's) read, though ~/.netrc itself was hidden.  Seen
+# failing before: the links were made, and the second jail printed the
+# password.
+@test "protect: a home workspace: a missing hidden file cannot be planted as a link to the jail's own (red team)" {
+	run env HOME="$H" "$WARDEN" run --workspace "$H" -- sh -c '
+		echo > notes
+		mkdir -p .gem 2>/dev/null
+		for f in .netrc .pgpass .bash_history .python_history .gem/credentials; do
+			ln notes "$f" 2>/dev/null && echo "linked $f"
+		done
+		echo done'
+	echo "$output"
+	[[ "$output" == *done* ]]
+	[[ "$output" != *linked* ]]
+	[ "$(stat -c %h "$H/notes")" -eq 1 ]
+	# the host's tool writes a password once the placeholder is gone (the
+	# cleaner waits 2 s, jail/protect.c); the next jail reads its own file
+	for _ in $(seq 100); do
+		[ -L "$H/.netrc" ] || break
+		sleep 0.1
+	done
+	[ ! -L "$H/.netrc" ]
+	printf 'machine api.example.org login ann password s3cr3t\n' >> "$H/.netrc"
+	run env HOME="$H" "$WARDEN" run --workspace "$H" -- sh -c 'cat notes .netrc; echo done'
+	echo "$output"
+	[[ "$output" == *done* ]]
+	[[ "$output" != *s3cr3t* ]]
+}
+
+# The person's own ~/.cargo and ~/.m2 are protected, so nothing can be
+# created in them: their missing credential files need no placeholder, and
+# get none (a symlink to /dev/null/... in the person's cargo home while a
+# jail runs).  Seen failing before: ~/.cargo/credentials.toml and
+# ~/.cargo/credentials stood there, placeholders inside a read-only bind.
+@test "protect: a home workspace: no placeholder is made inside a protected directory that exists" {
+	mkdir -p "$H/.cargo/bin" "$H/.m2/repository"
+	env HOME="$H" "$WARDEN" run --workspace "$H" -- sh -c '
+		echo > ready
+		while [ ! -e go ]; do sleep 0.1; done' > "$WS.out" 2>&1 &
+	pid=$!
+	for _ in $(seq 300); do
+		[ -e "$H/ready" ] && break
+		sleep 0.1
+	done
+	[ -e "$H/ready" ]
+	# while the jail runs, the host's directories hold only the person's own
+	ls -A "$H/.cargo" "$H/.m2" > "$WS.ls"
+	touch "$H/go"
+	wait "$pid"
+	cat "$WS.out" "$WS.ls"
+	run grep -c -e credentials -e settings "$WS.ls"
+	[ "$output" = 0 ]
+	run grep -c -x -e bin -e repository "$WS.ls"
+	[ "$output" = 2 ]
+	rm -f "$WS.out" "$WS.ls"
 }
 
 @test "protect: a profile drops a catalog entry only by naming it; .git is then writable (issue 19)" {
