@@ -27,6 +27,7 @@
 #include <sys/syscall.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <poll.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -519,7 +520,15 @@ static void tiocsti_child(const struct fixture *f, bool confine, int res[2])
 		if (confine && broker_confine(&d, &c, &err) < 0)
 			_exit(6);
 		r[0] = ioctl(sl, TIOCSTI, &ch) < 0 ? errno : 0;
-		usleep(100000);   /* the line discipline's work queue */
+		/* TIOCSTI hands the byte to the line discipline before it
+		 * returns: a raw terminal has it to read at once, so a refused
+		 * one has nothing (no wait for an absence); an accepted one is
+		 * waited for, not slept on */
+		if (r[0] == 0) {
+			struct pollfd p = { .fd = sl, .events = POLLIN };
+
+			(void)!poll(&p, 1, 10000);
+		}
 		r[1] = read(sl, &got, 1) == 1 && got == 'x';
 		if (write(pfd[1], r, sizeof(r)) != (ssize_t)sizeof(r))
 			_exit(2);
