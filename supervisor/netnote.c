@@ -24,7 +24,8 @@ void sv_net_note(const struct wpolicy *p, uint64_t n, const char *who, const cha
 {
 	const char *s = n == 1 ? "" : "s";
 	const char *unknown = "warden does not record where it tried to go (it never reads "
-	                      "the jail's memory)";
+	                      "the jail's memory); `warden policy learn --net proxy -- PROGRAM` "
+	                      "shows the hosts it asks for";
 
 	buf[0] = '\0';
 	if (!n)

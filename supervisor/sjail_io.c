@@ -57,7 +57,7 @@ void sj_finish_block(struct sv *sv, struct sv_jail *j, bool exited, const siginf
 	struct wcg_stats st;
 	struct werr err = { 0 };
 	struct wdenied_count denied[WPROTO_DENIED_MAX];
-	char msg[1024] = "";
+	char msg[2048] = "";
 	json_object *rec, *dj;
 	bool lost = exited || s->oneshot, have_net;
 	uint64_t net = 0;
@@ -129,7 +129,7 @@ void sj_finish_block(struct sv *sv, struct sv_jail *j, bool exited, const siginf
 	/* tried the network and found no route: the kernel's count */
 	have_net = jail_net_unreachable(&j->jr.jl, &net) == 0 && net >= j->net0;
 	if (have_net && net > j->net0) {
-		char note[512];
+		char note[1024];
 
 		sv_net_note(s->pol, net - j->net0, "the block", sv->chat ? "--sandbox-profile "
 		            "network (or %profile network), or --net proxy --allow HOST," :

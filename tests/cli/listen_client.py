@@ -101,16 +101,23 @@ class Server:
         return h.strip("[]"), int(p)
 
     def broker_pid(self):
-        with open("/proc/%d/task/%d/children" % (self.proc.pid, self.proc.pid)) as f:
-            kids = [int(x) for x in f.read().split()]
-        for k in kids:
-            try:
-                with open("/proc/%d/comm" % k) as f:
-                    if f.read().strip() == "warden-broker":
+        """The broker: the child of warden whose program is warden-broker.
+        warden says "listening on" before it starts the broker, and the
+        broker names itself (comm) only once it runs: wait, by the program
+        it runs (/proc/PID/exe), until it is there."""
+        deadline = time.monotonic() + WAIT
+        while True:
+            with open("/proc/%d/task/%d/children" % (self.proc.pid, self.proc.pid)) as f:
+                kids = [int(x) for x in f.read().split()]
+            for k in kids:
+                try:
+                    if os.path.basename(os.readlink("/proc/%d/exe" % k)) == "warden-broker":
                         return k
-            except OSError:
-                pass
-        raise Fail("no warden-broker child of warden %d" % self.proc.pid)
+                except OSError:
+                    pass
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise Fail("no warden-broker child of warden %d" % self.proc.pid)
+            time.sleep(0.02)
 
     def session(self, **kw):
         return Session(url=self.url, token=self.token, timeout=WAIT, workspace=WS, **kw)
@@ -542,6 +549,10 @@ def sc_owner():
         check(inode, "no listening socket on port %d" % port)
         bpid = srv.broker_pid()
         check(inode in _socket_inodes(bpid), "the broker does not hold the listener")
+        # warden hands the listener over when the broker has started: once a
+        # client was served, it holds none
+        with srv.session() as s:
+            s.execute("print(0)", "python")
         check(inode not in _socket_inodes(srv.proc.pid), "the supervisor holds the listener")
         with srv.session() as s:
             s.execute("print(1)", "python")

@@ -20,8 +20,8 @@ setup() {
 	cp "$WARDEN_TOP/Makefile" "$S/"
 	mkdir -p "$S/include/warden" "$S/common" "$S/supervisor" "$S/cli" "$S/broker" "$S/tools" "$S/bench" \
 		"$S/tests/unit" "$S/tests/helpers" "$S/tests/security/probes" "$S/tests/fuzz" \
-		"$S/policy/profiles" "$S/drivers"
-	for f in common/a.c cli/main.c cli/cmd_a.c supervisor/s.c supervisor/lang.h broker/main.c broker/b.c \
+		"$S/policy/profiles" "$S/drivers" "$S/egress"
+	for f in common/a.c cli/main.c cli/cmd_a.c supervisor/s.c supervisor/lang.h broker/main.c broker/b.c egress/main.c egress/e.c \
 		tools/gen-filters.c tests/unit/test_a.c tests/unit/cmocka_filter.c tests/helpers/proxyd.c \
 		tests/security/probes/p.c tests/security/probes/probe.h tests/fuzz/fuzz_a.c tests/fuzz/replay.c; do
 		echo "/* $f */" >"$S/$f"

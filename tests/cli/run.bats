@@ -664,6 +664,8 @@ for host in ("pypi.org", "192.0.2.1"):
 	[[ "$output" == *"--profile network, or --net proxy --allow HOST"* ]]
 	# where it tried: not from the jail's memory, which warden never reads
 	[[ "$output" == *"warden does not record where"*"a name lookup goes to 127.0.0.1:53"* ]]
+	# and how to find out: learning under the proxy, which sees the names
+	[[ "$output" == *"warden policy learn --net proxy -- PROGRAM"* ]]
 	grep -Eq '"network_unreachable": [1-9]' "$WS.json"
 	grep '"event":"run_end"' "$AUDIT" | grep -Eq '"network_unreachable":[1-9]'
 	# a program that does not try: no word of it

@@ -71,11 +71,11 @@ unit_line() {
 		sleep 0.05
 	done
 	[ -S "$sock" ]
-	run timeout -k 5 120 python3 - "$sock" "$RT/warden/token" "$T/home/warden-workspace" <<'PY'
+	run timeout -k 5 120 python3 - "$sock" "$RT/warden/token" "$T/home/warden-workspace" "$WARDEN_TOP" <<'PY'
 import sys, os
-sys.path.insert(0, os.path.join(os.environ["WARDEN_TOP"], "clients", "python"))
+sock, token, ws, top = sys.argv[1:]
+sys.path.insert(0, os.path.join(top, "clients", "python"))
 from warden_client import Session
-sock, token, ws = sys.argv[1:]
 with Session(url="unix:" + sock, token=open(token).read().strip(), timeout=60) as s:
     out, res = s.execute("echo activated; pwd", "shell")
     print(out, end="")
