@@ -184,6 +184,41 @@ pre-commit = sh -c id" > .hgrc
 	done
 }
 
+# Red team: what interactive tools and shells run when they start, in
+# files no catalog had: direnv's direnvrc and lib/ (sourced for every
+# .envrc it loads), starship's custom modules (a command at every prompt),
+# TPM's plugins (tmux.conf runs ~/.tmux/plugins/tpm/tpm), irb's and pry's
+# Ruby, pdb's commands, sqlite3's .shell, Julia's startup.jl, mutt's
+# backticks, Fedora's ~/.bashrc.d, zsh's usual ZDOTDIR and frameworks
+# (prezto, zinit, oh-my-bash, bash-it), nushell, xonsh, PowerShell, SBCL,
+# GHCi and Octave.  An existing ~/.tmux (TPM installed) is changed in
+# place, the others are created.  Seen failing before: every one landed
+# (irb and pdb checked to run theirs on this machine).
+@test "protect: a home workspace: interactive tools' start files cannot be planted (red team)" {
+	mkdir -p "$H/.tmux/plugins/tpm"
+	printf '#!/bin/sh\n' > "$H/.tmux/plugins/tpm/tpm"
+	local files=(.config/direnv/direnvrc .config/direnv/lib/x.sh .direnvrc .config/starship.toml
+		.tmux/plugins/tpm/tpm .irbrc .pryrc .pdbrc .sqliterc .julia/config/startup.jl
+		.muttrc .mutt/muttrc .config/mutt/muttrc .bashrc.d/x.sh .config/zsh/.zshrc
+		.zprezto/init.zsh .local/share/zinit/zinit.git/zinit.zsh .oh-my-bash/oh-my-bash.sh
+		.bash_it/bash_it.sh .config/nushell/config.nu .xonshrc .config/xonsh/rc.xsh
+		.config/powershell/Microsoft.PowerShell_profile.ps1 .sbclrc .ghci .octaverc)
+	run env HOME="$H" "$WARDEN" run --workspace "$H" -- sh -c '
+		for f in "$@"; do
+			mkdir -p "$(dirname "$f")" 2>/dev/null
+			echo "sh -c id # planted" > "$f" 2>/dev/null && echo "planted $f"
+		done
+		echo done' sh "${files[@]}"
+	echo "$output"
+	[[ "$output" == *done* ]]
+	[[ "$output" != *planted* ]]
+	local f
+	for f in "${files[@]}"; do
+		echo "$f"
+		run ! grep -rqs 'planted' "$H/$f"
+	done
+}
+
 # Red team: a hidden credential or history file that did not exist yet
 # could be created by the jail -- as a hard link to a file of its own.  A
 # tool that later writes the secret in place (an append to ~/.netrc, a
