@@ -134,10 +134,19 @@ out:
 }
 
 /* A path: a Unix socket only the caller can connect to (0600).  A stale
- * socket left by an earlier warden is replaced; anything else is not. */
+ * socket left by an earlier warden is replaced; anything else is not.
+ * Its directory is held from here to the end, and the socket file is
+ * removed from it only while it is the very inode made here: the
+ * directory may lie in a workspace, where jailed code can swap it for a
+ * symlink to another one holding a file of the same name (root's, as
+ * root), which a removal by path would delete. */
 static int unix_listener(const char *path, struct sv_listen *l, struct werr *err)
 {
 	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	_cleanup_free_ char *dir = slash ? xasprintf("%.*s", (int)(slash - path + (slash == path)),
+	                                             path) : xstrdup(".");
+	_cleanup_close_ int dfd = -1;
 	struct stat st;
 	mode_t old;
 	int fd;
@@ -145,8 +154,14 @@ static int unix_listener(const char *path, struct sv_listen *l, struct werr *err
 	if (strlen(path) >= sizeof(un.sun_path))
 		return werr_set(err, ENAMETOOLONG, "--listen %s: a Unix socket path has at most %zu "
 		                "bytes", path, sizeof(un.sun_path) - 1);
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return werr_set(err, EINVAL, "--listen %s: name the socket file, not a directory",
+		                path);
 	memcpy(un.sun_path, path, strlen(path));
-	if (lstat(path, &st) == 0) {
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return werr_set(err, errno, "--listen %s: its directory %s", path, dir);
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		int probe;
 
 		if (!S_ISSOCK(st.st_mode) || st.st_uid != getuid())
@@ -159,7 +174,7 @@ static int unix_listener(const char *path, struct sv_listen *l, struct werr *err
 			                path);
 		}
 		closep(&probe);
-		unlink(path);
+		unlinkat(dfd, base, 0);
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
@@ -179,6 +194,14 @@ static int unix_listener(const char *path, struct sv_listen *l, struct werr *err
 	}
 	l->fds[0] = fd;
 	l->unix_path = xstrdup(path);
+	/* what bind made, seen from the held directory (nothing, if the
+	 * path was swapped in between: then nothing is removed) */
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode)) {
+		l->unix_dir = steal_fd(&dfd);
+		l->unix_name = xstrdup(base);
+		l->unix_dev = st.st_dev;
+		l->unix_ino = st.st_ino;
+	}
 	return 0;
 }
 
@@ -406,9 +429,16 @@ void sv_listen_handed(struct sv_listen *l)
 
 void sv_listen_close(struct sv_listen *l)
 {
+	struct stat st;
+
 	sv_listen_handed(l);
-	if (l->unix_path)
-		unlink(l->unix_path);
+	if (l->unix_dir >= 0 && fstatat(l->unix_dir, l->unix_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISSOCK(st.st_mode) && st.st_dev == l->unix_dev && st.st_ino == l->unix_ino)
+		unlinkat(l->unix_dir, l->unix_name, 0);
+	closep(&l->unix_dir);
+	l->unix_dir = -1;
+	free(l->unix_name);
+	l->unix_name = NULL;
 	free(l->unix_path);
 	l->unix_path = NULL;
 }

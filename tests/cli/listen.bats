@@ -65,6 +65,14 @@ listen_client() {
 	listen_client unix
 }
 
+# Red team: a Unix socket in the workspace, whose directory jailed code
+# swaps for a symlink to another directory: at its end warden removed the
+# path, so a file of that name where the symlink led (root's, as root).
+# Seen failing before: victim/w.sock was gone.
+@test "listen: at its end warden removes its own Unix socket, not what a swapped directory leads to (red team)" {
+	listen_client unix_swap
+}
+
 @test "listen: the listener is the confined broker's; the supervisor holds none (G210)" {
 	listen_client owner
 }

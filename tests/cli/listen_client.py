@@ -513,6 +513,31 @@ def sc_unix():
     check(not os.path.exists(path), "the socket file outlived warden")
 
 
+def sc_unix_swap():
+    """Red team: the socket's directory lies in the workspace, and the jail
+    swaps it for a symlink to another directory that holds a file of the
+    same name.  At its end warden removes its own socket (where it made
+    it), never what the path leads to now."""
+    run = os.path.join(WS, "run")
+    victim = os.path.join(T, "victim")
+    os.makedirs(run)
+    os.makedirs(victim)
+    with open(os.path.join(victim, "w.sock"), "w") as f:
+        f.write("the host's\n")
+    srv = Server(addr=os.path.join(run, "w.sock"))
+    try:
+        with srv.session() as s:
+            out, res = s.execute("mv run run.old && ln -s %s run && echo swapped" % victim,
+                                 "shell")
+            check(out == "swapped\n", "the jail's swap: %r" % out)
+    finally:
+        srv.stop()
+    check(os.path.exists(os.path.join(victim, "w.sock")),
+          "warden removed %s/w.sock through the jail's symlink" % victim)
+    check(not os.path.lexists(os.path.join(WS, "run.old", "w.sock")),
+          "warden left its own socket file behind")
+
+
 def _socket_inodes(pid):
     out = set()
     d = "/proc/%d/fd" % pid
@@ -717,7 +742,7 @@ def sc_mcp():
 SCENARIOS = {
     "auth": sc_auth, "run": sc_run, "isolation": sc_isolation, "many": sc_many,
     "max_sessions": sc_max_sessions, "disconnect": sc_disconnect, "idle": sc_idle,
-    "nonloopback": sc_nonloopback, "tls": sc_tls, "unix": sc_unix, "owner": sc_owner,
+    "nonloopback": sc_nonloopback, "tls": sc_tls, "unix": sc_unix, "unix_swap": sc_unix_swap, "owner": sc_owner,
     "token_file": sc_token_file, "mcp": sc_mcp,
 }
 
