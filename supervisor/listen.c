@@ -249,9 +249,36 @@ static int systemd_listener(bool tls, struct sv_listen *l, struct werr *err)
 	return 0;
 }
 
+/* A secret the listener uses (the token, the TLS key) must not lie in a
+ * workspace warden serves: every jail there could read it.  Judged by
+ * the opened file's own path (/proc/self/fd), so a symlink to it is no
+ * way around; roots are canonical (load_roots). */
+static int not_served(int fd, const char *opt, const char *path, char *const *roots,
+                      size_t n_roots, const char *fix, struct werr *err)
+{
+	char proc[64], real[PATH_MAX];
+	ssize_t k;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	k = readlink(proc, real, sizeof(real) - 1);
+	if (k <= 0)
+		return werr_set(err, errno, "%s %s: reading where it lies (%s)", opt, path, proc);
+	real[k] = '\0';
+	for (size_t i = 0; i < n_roots; i++) {
+		size_t r = strlen(roots[i]);
+
+		if (!strcmp(roots[i], "/") ||
+		    (!strncmp(real, roots[i], r) && (real[r] == '/' || real[r] == '\0')))
+			return werr_set(err, 0, "%s %s lies in %s, a workspace warden serves: every jail "
+			                "there could read it; %s", opt, path, roots[i], fix);
+	}
+	return 0;
+}
+
 /* --token-file: the caller's own file, 0600 (nobody else may have read it),
- * holding one token (one trailing newline allowed). */
-static int read_token_file(const char *path, char *tok, size_t *len, struct werr *err)
+ * holding one token (one trailing newline allowed), outside the workspaces. */
+static int read_token_file(const char *path, char *const *roots, size_t n_roots, char *tok,
+                           size_t *len, struct werr *err)
 {
 	struct stat st;
 	char buf[WTOKEN_MAX + 3];
@@ -274,6 +301,12 @@ static int read_token_file(const char *path, char *tok, size_t *len, struct werr
 		close(fd);
 		return werr_set(err, 0, "--token-file %s: mode %03o lets others read it; make it "
 		                "yours alone: chmod 600 %s", path, (unsigned)(st.st_mode & 0777), path);
+	}
+	if (not_served(fd, "--token-file", path, roots, n_roots, "keep it outside every workspace "
+	               "(in $XDG_RUNTIME_DIR, say), or leave --token-file out and warden makes one",
+	               err) < 0) {
+		close(fd);
+		return -1;
 	}
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
@@ -350,7 +383,8 @@ static int new_token(char *tok, size_t *len, char **where, struct werr *err)
 	return 0;
 }
 
-static int open_tls_file(const char *opt, const char *path, int *fd, struct werr *err)
+static int open_tls_file(const char *opt, const char *path, char *const *roots, size_t n_roots,
+                         int *fd, struct werr *err)
 {
 	struct stat st;
 
@@ -361,10 +395,18 @@ static int open_tls_file(const char *opt, const char *path, int *fd, struct werr
 		closep(fd);
 		return werr_set(err, 0, "%s %s: not a regular file", opt, path);
 	}
+	/* the certificate is public; the key is not */
+	if (roots && not_served(*fd, opt, path, roots, n_roots, "move it outside every workspace",
+	                        err) < 0) {
+		closep(fd);
+		*fd = -1;
+		return -1;
+	}
 	return 0;
 }
 
-int sv_listen_prepare(const struct wserve_opts *o, struct sv_listen *l, struct werr *err)
+int sv_listen_prepare(const struct wserve_opts *o, char *const *roots, size_t n_roots,
+                      struct sv_listen *l, struct werr *err)
 {
 	char tok[WTOKEN_MAX + 1];
 	size_t tlen = 0;
@@ -376,8 +418,8 @@ int sv_listen_prepare(const struct wserve_opts *o, struct sv_listen *l, struct w
 
 	if (!o->tls_cert != !o->tls_key)
 		return werr_set(err, 0, "--tls-cert and --tls-key go together: give both");
-	if (tls && (open_tls_file("--tls-cert", o->tls_cert, &l->fds[2], err) < 0 ||
-	            open_tls_file("--tls-key", o->tls_key, &l->fds[3], err) < 0))
+	if (tls && (open_tls_file("--tls-cert", o->tls_cert, NULL, 0, &l->fds[2], err) < 0 ||
+	            open_tls_file("--tls-key", o->tls_key, roots, n_roots, &l->fds[3], err) < 0))
 		goto fail;
 	if (!strcmp(o->listen, "systemd")) {
 		if (systemd_listener(tls, l, err) < 0)
@@ -388,7 +430,7 @@ int sv_listen_prepare(const struct wserve_opts *o, struct sv_listen *l, struct w
 	} else if (tcp_listener(o->listen, tls, l, err) < 0) {
 		goto fail;
 	}
-	if (o->token_file ? read_token_file(o->token_file, tok, &tlen, err)
+	if (o->token_file ? read_token_file(o->token_file, roots, n_roots, tok, &tlen, err)
 	                  : new_token(tok, &tlen, &made, err))
 		goto fail;
 	/* the token goes to the broker through a pipe: it never opens a file */

@@ -99,7 +99,10 @@ struct sv_listen {
 };
 #define SV_LISTEN_INIT { .fds = { -1, -1, -1, -1 }, .unix_dir = -1 }
 struct wserve_opts;
-int sv_listen_prepare(const struct wserve_opts *o, struct sv_listen *l, struct werr *err);
+/* roots: the canonical workspaces served (no secret of the listener may
+ * lie in one). */
+int sv_listen_prepare(const struct wserve_opts *o, char *const *roots, size_t n_roots,
+                      struct sv_listen *l, struct werr *err);
 /* The broker has the fds: close ours. */
 void sv_listen_handed(struct sv_listen *l);
 /* The end: the fds closed, a socket file made here removed. */

@@ -99,6 +99,13 @@ listen_client() {
 	[ ! -e "$T/rt/warden/token" ]
 }
 
+# Red team: a --token-file or --tls-key inside a workspace warden serves
+# was read and used, and every jail there could read it too.  Seen failing
+# before: warden started with both.
+@test "listen: a token file or TLS key inside a served workspace is refused (red team)" {
+	listen_client secret_in_workspace
+}
+
 @test "listen: /mcp serves MCP over Streamable HTTP (JSON or SSE); a session lives on by an unguessable handle" {
 	listen_client mcp
 }

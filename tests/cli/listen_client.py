@@ -643,6 +643,33 @@ def sc_token_file():
         srv.stop()
 
 
+def sc_secret_in_workspace():
+    """Red team: a --token-file (or --tls-key) inside a workspace warden
+    serves is readable by every jail there, which then holds the token of
+    the listener (reachable over a Unix socket in that workspace, or
+    wherever its network leads): refused, naming the file and the fix."""
+    tok = os.path.join(WS, ".listen-token")
+    with open(tok, "w") as f:
+        f.write("Q" * 40 + "\n")
+    os.chmod(tok, 0o600)
+    srv = Server("--token-file", tok, expect_fail=True)
+    rc = exit_status(srv)
+    err = "".join(srv.err)
+    check(rc != 0 and "--token-file" in err and "workspace" in err and tok in err,
+          "a token file in the workspace: rc %d: %s" % (rc, err))
+    os.unlink(tok)
+    cert, key = os.path.join(T, "c.pem"), os.path.join(WS, "k.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-keyout", key, "-out", cert],
+                   check=True, capture_output=True, timeout=WAIT)
+    os.chmod(key, 0o600)
+    srv = Server("--tls-cert", cert, "--tls-key", key, expect_fail=True)
+    rc = exit_status(srv)
+    err = "".join(srv.err)
+    check(rc != 0 and "--tls-key" in err and "workspace" in err,
+          "a TLS key in the workspace: rc %d: %s" % (rc, err))
+
+
 MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
           "io.modelcontextprotocol/clientCapabilities": {}}
 
@@ -742,7 +769,7 @@ def sc_mcp():
 SCENARIOS = {
     "auth": sc_auth, "run": sc_run, "isolation": sc_isolation, "many": sc_many,
     "max_sessions": sc_max_sessions, "disconnect": sc_disconnect, "idle": sc_idle,
-    "nonloopback": sc_nonloopback, "tls": sc_tls, "unix": sc_unix, "unix_swap": sc_unix_swap, "owner": sc_owner,
+    "nonloopback": sc_nonloopback, "tls": sc_tls, "unix": sc_unix, "unix_swap": sc_unix_swap, "secret_in_workspace": sc_secret_in_workspace, "owner": sc_owner,
     "token_file": sc_token_file, "mcp": sc_mcp,
 }
 
