@@ -133,14 +133,44 @@ out:
 	return fd >= 0 ? 0 : -1;
 }
 
+/* What the listener holds (its Unix socket's directory, the token, the TLS
+ * key) must not lie in a workspace warden serves: every jail there could
+ * read the secrets, and replace the socket with its own, which the next
+ * client would tell its token.  Judged by the opened file's own path
+ * (/proc/self/fd), so a symlink to it is no way around; roots are
+ * canonical (load_roots). */
+static int not_served(int fd, const char *opt, const char *path, char *const *roots,
+                      size_t n_roots, const char *fix, struct werr *err)
+{
+	char proc[64], real[PATH_MAX];
+	ssize_t k;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	k = readlink(proc, real, sizeof(real) - 1);
+	if (k <= 0)
+		return werr_set(err, errno, "%s %s: reading where it lies (%s)", opt, path, proc);
+	real[k] = '\0';
+	for (size_t i = 0; i < n_roots; i++) {
+		size_t r = strlen(roots[i]);
+
+		if (!strcmp(roots[i], "/") ||
+		    (!strncmp(real, roots[i], r) && (real[r] == '/' || real[r] == '\0')))
+			return werr_set(err, 0, "%s %s lies in %s, a workspace warden serves: %s", opt,
+			                path, roots[i], fix);
+	}
+	return 0;
+}
+
 /* A path: a Unix socket only the caller can connect to (0600).  A stale
  * socket left by an earlier warden is replaced; anything else is not.
  * Its directory is held from here to the end, and the socket file is
  * removed from it only while it is the very inode made here: the
  * directory may lie in a workspace, where jailed code can swap it for a
  * symlink to another one holding a file of the same name (root's, as
- * root), which a removal by path would delete. */
-static int unix_listener(const char *path, struct sv_listen *l, struct werr *err)
+ * root), which a removal by path would delete.  (A workspace is refused,
+ * not_served; a directory others may write is the person's choice.) */
+static int unix_listener(const char *path, char *const *roots, size_t n_roots,
+                         struct sv_listen *l, struct werr *err)
 {
 	struct sockaddr_un un = { .sun_family = AF_UNIX };
 	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
@@ -161,6 +191,10 @@ static int unix_listener(const char *path, struct sv_listen *l, struct werr *err
 	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return werr_set(err, errno, "--listen %s: its directory %s", path, dir);
+	if (not_served(dfd, "--listen", path, roots, n_roots, "jailed code there could replace "
+	               "the socket with its own and take the next client's token; put it outside "
+	               "every workspace (in $XDG_RUNTIME_DIR, say)", err) < 0)
+		return -1;
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		int probe;
 
@@ -249,32 +283,6 @@ static int systemd_listener(bool tls, struct sv_listen *l, struct werr *err)
 	return 0;
 }
 
-/* A secret the listener uses (the token, the TLS key) must not lie in a
- * workspace warden serves: every jail there could read it.  Judged by
- * the opened file's own path (/proc/self/fd), so a symlink to it is no
- * way around; roots are canonical (load_roots). */
-static int not_served(int fd, const char *opt, const char *path, char *const *roots,
-                      size_t n_roots, const char *fix, struct werr *err)
-{
-	char proc[64], real[PATH_MAX];
-	ssize_t k;
-
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	k = readlink(proc, real, sizeof(real) - 1);
-	if (k <= 0)
-		return werr_set(err, errno, "%s %s: reading where it lies (%s)", opt, path, proc);
-	real[k] = '\0';
-	for (size_t i = 0; i < n_roots; i++) {
-		size_t r = strlen(roots[i]);
-
-		if (!strcmp(roots[i], "/") ||
-		    (!strncmp(real, roots[i], r) && (real[r] == '/' || real[r] == '\0')))
-			return werr_set(err, 0, "%s %s lies in %s, a workspace warden serves: every jail "
-			                "there could read it; %s", opt, path, roots[i], fix);
-	}
-	return 0;
-}
-
 /* --token-file: the caller's own file, 0600 (nobody else may have read it),
  * holding one token (one trailing newline allowed), outside the workspaces. */
 static int read_token_file(const char *path, char *const *roots, size_t n_roots, char *tok,
@@ -302,8 +310,9 @@ static int read_token_file(const char *path, char *const *roots, size_t n_roots,
 		return werr_set(err, 0, "--token-file %s: mode %03o lets others read it; make it "
 		                "yours alone: chmod 600 %s", path, (unsigned)(st.st_mode & 0777), path);
 	}
-	if (not_served(fd, "--token-file", path, roots, n_roots, "keep it outside every workspace "
-	               "(in $XDG_RUNTIME_DIR, say), or leave --token-file out and warden makes one",
+	if (not_served(fd, "--token-file", path, roots, n_roots, "every jail there could read it; "
+	               "keep it outside every workspace (in $XDG_RUNTIME_DIR, say), or leave "
+	               "--token-file out and warden makes one",
 	               err) < 0) {
 		close(fd);
 		return -1;
@@ -396,7 +405,8 @@ static int open_tls_file(const char *opt, const char *path, char *const *roots, 
 		return werr_set(err, 0, "%s %s: not a regular file", opt, path);
 	}
 	/* the certificate is public; the key is not */
-	if (roots && not_served(*fd, opt, path, roots, n_roots, "move it outside every workspace",
+	if (roots && not_served(*fd, opt, path, roots, n_roots, "every jail there could read it; "
+	                        "move it outside every workspace",
 	                        err) < 0) {
 		closep(fd);
 		*fd = -1;
@@ -425,7 +435,7 @@ int sv_listen_prepare(const struct wserve_opts *o, char *const *roots, size_t n_
 		if (systemd_listener(tls, l, err) < 0)
 			goto fail;
 	} else if (strchr(o->listen, '/')) {
-		if (unix_listener(o->listen, l, err) < 0)
+		if (unix_listener(o->listen, roots, n_roots, l, err) < 0)
 			goto fail;
 	} else if (tcp_listener(o->listen, tls, l, err) < 0) {
 		goto fail;

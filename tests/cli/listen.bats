@@ -65,12 +65,20 @@ listen_client() {
 	listen_client unix
 }
 
-# Red team: a Unix socket in the workspace, whose directory jailed code
-# swaps for a symlink to another directory: at its end warden removed the
-# path, so a file of that name where the symlink led (root's, as root).
-# Seen failing before: victim/w.sock was gone.
+# Red team: a Unix socket whose directory is swapped for a symlink to
+# another one (by jailed code, when the socket lay in its workspace): at
+# its end warden removed the path, so a file of that name where the
+# symlink led (root's, as root).  Seen failing before: victim/w.sock was
+# gone.
 @test "listen: at its end warden removes its own Unix socket, not what a swapped directory leads to (red team)" {
 	listen_client unix_swap
+}
+
+# Red team: a Unix socket inside a served workspace: a block removed it,
+# bound its own there and took the bearer token of the next client that
+# connected.  Seen failing before: warden started there.
+@test "listen: a Unix socket inside a served workspace is refused (red team)" {
+	listen_client socket_in_workspace
 }
 
 @test "listen: the listener is the confined broker's; the supervisor holds none (G210)" {

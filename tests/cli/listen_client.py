@@ -514,11 +514,13 @@ def sc_unix():
 
 
 def sc_unix_swap():
-    """Red team: the socket's directory lies in the workspace, and the jail
-    swaps it for a symlink to another directory that holds a file of the
-    same name.  At its end warden removes its own socket (where it made
-    it), never what the path leads to now."""
-    run = os.path.join(WS, "run")
+    """Red team: the socket's directory is swapped, while warden serves, for
+    a symlink to another directory that holds a file of the same name
+    (jailed code did it when the socket could lie in its workspace; a
+    directory others may write allows it still).  At its end warden
+    removes its own socket (where it made it), never what the path leads
+    to now."""
+    run = os.path.join(T, "run")
     victim = os.path.join(T, "victim")
     os.makedirs(run)
     os.makedirs(victim)
@@ -527,15 +529,31 @@ def sc_unix_swap():
     srv = Server(addr=os.path.join(run, "w.sock"))
     try:
         with srv.session() as s:
-            out, res = s.execute("mv run run.old && ln -s %s run && echo swapped" % victim,
-                                 "shell")
-            check(out == "swapped\n", "the jail's swap: %r" % out)
+            out, res = s.execute("echo before", "shell")
+            check(out == "before\n", "a run: %r" % out)
+        os.rename(run, run + ".old")
+        os.symlink(victim, run)
     finally:
         srv.stop()
     check(os.path.exists(os.path.join(victim, "w.sock")),
-          "warden removed %s/w.sock through the jail's symlink" % victim)
-    check(not os.path.lexists(os.path.join(WS, "run.old", "w.sock")),
+          "warden removed %s/w.sock through the swapped directory" % victim)
+    check(not os.path.lexists(os.path.join(run + ".old", "w.sock")),
           "warden left its own socket file behind")
+
+
+def sc_socket_in_workspace():
+    """Red team: a Unix socket inside a workspace warden serves.  Its jails
+    could remove it and bind their own at the path, and the next client
+    sent that socket its bearer token (seen: a block took the token of a
+    connection made while it ran).  Refused, naming the path and the fix;
+    nothing is left there."""
+    path = os.path.join(WS, "w.sock")
+    srv = Server(addr=path, expect_fail=True)
+    rc = exit_status(srv)
+    err = "".join(srv.err)
+    check(rc != 0 and "--listen " + path in err and "workspace" in err,
+          "a socket in the workspace: rc %d: %s" % (rc, err))
+    check(not os.path.lexists(path), "a socket file was made in the workspace")
 
 
 def _socket_inodes(pid):
@@ -769,7 +787,7 @@ def sc_mcp():
 SCENARIOS = {
     "auth": sc_auth, "run": sc_run, "isolation": sc_isolation, "many": sc_many,
     "max_sessions": sc_max_sessions, "disconnect": sc_disconnect, "idle": sc_idle,
-    "nonloopback": sc_nonloopback, "tls": sc_tls, "unix": sc_unix, "unix_swap": sc_unix_swap, "secret_in_workspace": sc_secret_in_workspace, "owner": sc_owner,
+    "nonloopback": sc_nonloopback, "tls": sc_tls, "unix": sc_unix, "unix_swap": sc_unix_swap, "socket_in_workspace": sc_socket_in_workspace, "secret_in_workspace": sc_secret_in_workspace, "owner": sc_owner,
     "token_file": sc_token_file, "mcp": sc_mcp,
 }
 
