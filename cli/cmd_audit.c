@@ -127,6 +127,28 @@ static const struct field_rule {
 	{ "net", "duration_ms", F_INT, true },
 	{ "net_dropped", "dropped", F_INT, true },
 	{ "net_dropped", "limit", F_INT, true },
+	{ "session_open", "learn", F_BOOL, false },   /* since issue 23 */
+	{ "widen", "session", F_STR, true },          /* issue 23: supervisor/widen.c */
+	{ "widen", "kind", F_STR, true },
+	{ "widen", "value", F_STR, true },
+	{ "widen", "granted", F_BOOL, true },
+	{ "widen", "by", F_STR, true },
+	{ "widen", "by_source", F_STR, true },
+	{ "widen", "in_bound", F_BOOL, true },
+	{ "widen", "dangerous", F_STR, false },
+	{ "widen", "why", F_STR, false },
+	{ "revoke", "session", F_STR, true },
+	{ "revoke", "widenings", F_ARR_STR, true },
+	{ "profile_save", "session", F_STR, true },
+	{ "profile_save", "name", F_STR, true },
+	{ "profile_save", "path", F_STR, true },
+	{ "profile_save", "replaced", F_BOOL, true },
+	{ "egress_start", "pid", F_INT, true },    /* since issue 21: warden-egress */
+	{ "egress_start", "restart", F_BOOL, true },
+	{ "egress_start", "down_ms", F_INT, false },
+	{ "egress_start", "refused", F_INT, false },
+	{ "egress_end", "pid", F_INT, true },
+	{ "egress_end", "reason", F_STR, true },
 };
 
 static bool arr_of(json_object *v, bool denied)
@@ -305,8 +327,47 @@ static void detail(json_object *rec, const char *event, char *buf, size_t len)
 	} else if (!strcmp(event, "net_dropped")) {
 		snprintf(buf, len, "%s net records left out (limit %s)", jstr(rec, "dropped"),
 		         jstr(rec, "limit"));
+	} else if (!strcmp(event, "egress_start")) {
+		/* the egress proxy's process, of no session: which one, and
+		 * after a death how long it was down */
+		if (json_object_object_get_ex(rec, "restart", &v) && json_object_get_boolean(v))
+			snprintf(buf, len, "egress proxy pid %s ready again after %sms down (%s "
+			         "requests answered 502 meanwhile)", jstr(rec, "pid"),
+			         jstr(rec, "down_ms"), jstr(rec, "refused"));
+		else
+			snprintf(buf, len, "egress proxy pid %s ready", jstr(rec, "pid"));
+	} else if (!strcmp(event, "egress_end")) {
+		bool sig = *jstr(rec, "signal");
+		snprintf(buf, len, "egress proxy pid %s ended, %s=%s: %s", jstr(rec, "pid"),
+		         sig ? "signal" : "exit", sig ? jstr(rec, "signal") : jstr(rec, "exit_code"),
+		         jstr(rec, "reason"));
 	} else if (!strcmp(event, "session_close")) {
 		snprintf(buf, len, "blocks=%s why=%s", jstr(rec, "blocks"), jstr(rec, "why"));
+	} else if (!strcmp(event, "widen")) {
+		/* the value came from the jail (through the learner and the
+		 * broker): shown through the same escaping as every field */
+		bool ok = json_object_object_get_ex(rec, "granted", &v) && json_object_get_boolean(v);
+		bool in = json_object_object_get_ex(rec, "in_bound", &v) && json_object_get_boolean(v);
+		size_t off = (size_t)snprintf(buf, len, "%s %s %s by %s (%s)%s",
+		                              ok ? "WIDENED" : "not widened", jstr(rec, "kind"),
+		                              jstr(rec, "value"), jstr(rec, "by"), jstr(rec, "by_source"),
+		                              in ? "" : " beyond the start's bound");
+		if (off < len && *jstr(rec, "dangerous"))
+			off += (size_t)snprintf(buf + off, len - off, " DANGEROUS: %s",
+			                        jstr(rec, "dangerous"));
+		if (off < len && *jstr(rec, "why"))
+			snprintf(buf + off, len - off, " (%s)", jstr(rec, "why"));
+	} else if (!strcmp(event, "revoke")) {
+		/* paths as written (no "\/") */
+		snprintf(buf, len, "dropped %s",
+		         json_object_object_get_ex(rec, "widenings", &v)
+		             ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |
+		                                              JSON_C_TO_STRING_NOSLASHESCAPE)
+		             : "[]");
+	} else if (!strcmp(event, "profile_save")) {
+		snprintf(buf, len, "%s %s to %s", json_object_object_get_ex(rec, "replaced", &v) &&
+		         json_object_get_boolean(v) ? "replaced" : "wrote", jstr(rec, "name"),
+		         jstr(rec, "path"));
 	} else {
 		/* an event this version does not know: its fields as key=value */
 		size_t off = 0;

@@ -7,6 +7,7 @@
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -60,6 +61,32 @@ static const char *find_prog(const char *name, char *buf, size_t len)
 			return buf;
 	}
 	return NULL;
+}
+
+/* warden-egress, network mode proxy's process (supervisor/egress_start.c):
+ * where warden looks for it, that it is an executable file, and that it
+ * starts, confines itself and says READY, as a session's would.  Each
+ * failure with its fix. */
+static void egress_check(void)
+{
+	_cleanup_free_ char *path = wegress_exe_path();
+	struct werr e = { 0 };
+	struct stat sb;
+
+	if (stat(path, &sb) < 0)
+		row("egress proxy", false, "%s: %s%s; network mode proxy cannot start: reinstall "
+		    "warden (make install puts it in PREFIX/libexec/warden; a build has it beside "
+		    "warden) or set WARDEN_EGRESS to its absolute path", path, strerror(errno),
+		    getenv("WARDEN_EGRESS") ? " (WARDEN_EGRESS)"
+		                            : " (nor is warden-egress beside warden)");
+	else if (!S_ISREG(sb.st_mode) || access(path, X_OK) < 0)
+		row("egress proxy", false, "%s is not an executable file; network mode proxy cannot "
+		    "start: chmod 0755 %s, or reinstall warden", path, path);
+	else if (wegress_probe(WBROKER_USER, &e) < 0)
+		row("egress proxy", false, "%s does not run: %s; network mode proxy cannot start: "
+		    "reinstall warden (ldd %s names a missing library)", path, e.msg, path);
+	else
+		row("egress proxy", true, "%s (started, confined itself, ready)", path);
 }
 
 /* The exact commands that would give every limit a cgroup here, only for
@@ -164,6 +191,8 @@ int cmd_doctor(int argc, char **argv)
 		    : "missing: useradd --system --no-create-home --home-dir /nonexistent "
 		      "--shell /usr/sbin/nologin " WBROKER_USER);
 	}
+
+	egress_check();
 
 	if (getuid() == 0) {
 		struct widrange r;

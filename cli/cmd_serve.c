@@ -16,7 +16,7 @@
 
 enum { O_PROFILE = 256, O_POLICY, O_ALLOW_PROFILE, O_WORKSPACE, O_ALLOW_WS, O_AUDIT, O_USER,
        O_STDIO, O_SANDBOX, O_HELP, O_MAX_SESSIONS, O_NET, O_ALLOW,
-       O_POOL, O_POOL_IDLE, O_LISTEN, O_TOKEN_FILE, O_TLS_CERT, O_TLS_KEY };
+       O_POOL, O_POOL_IDLE, O_LISTEN, O_TOKEN_FILE, O_TLS_CERT, O_TLS_KEY, O_LEARN };
 
 static void serve_usage(FILE *f)
 {
@@ -28,6 +28,7 @@ static void serve_usage(FILE *f)
 	      "                          $XDG_RUNTIME_DIR/warden/token\n"
 	      "  --tls-cert F --tls-key F  TLS, which an address off loopback needs\n"
 	      "  --session-idle SECONDS  sessions unused this long end (default: never)\n"
+	      "  --learn                 sessions learn refusals; a client may widen its own\n"
 	      "  --model M --api-base URL [-y]  the model of \"chat\" (the key: from the env)\n"
 	      "  --profile NAME          the default sandbox profile (default: workspace)\n"
 	      "  --policy FILE           a policy file, allowed and made the default\n"
@@ -87,6 +88,7 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct wserve_opts *o
 		{ "token-file", required_argument, NULL, O_TOKEN_FILE },
 		{ "tls-cert", required_argument, NULL, O_TLS_CERT },
 		{ "tls-key", required_argument, NULL, O_TLS_KEY },
+		{ "learn", no_argument, NULL, O_LEARN },
 		{ "help", no_argument, NULL, O_HELP },
 		{ 0 }
 	};
@@ -117,7 +119,8 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct wserve_opts *o
 				opt = so;
 		/* in chat, --profile is the chat profile (Open Interpreter's) */
 		if (chat && opt && (opt->val == O_LISTEN || opt->val == O_TOKEN_FILE ||
-		                    opt->val == O_TLS_CERT || opt->val == O_TLS_KEY))
+		                    opt->val == O_TLS_CERT || opt->val == O_TLS_KEY ||
+		                    opt->val == O_LEARN))
 			opt = NULL;   /* chat's to refuse */
 		/* the broker's options (include/warden/chat_args.h), with their
 		 * values, go on as they are: serve's for its "chat" op; in chat,
@@ -164,6 +167,7 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct wserve_opts *o
 		case O_TOKEN_FILE: o->token_file = val; break;
 		case O_TLS_CERT: o->tls_cert = val; break;
 		case O_TLS_KEY: o->tls_key = val; break;
+		case O_LEARN: o->learn = true; break;
 		case O_HELP: serve_usage(stdout); free(out); exit(0);
 		case O_PROFILE:
 		case O_SANDBOX:
@@ -239,11 +243,6 @@ static int parse_sv_opts(int argc, char **argv, bool chat, struct wserve_opts *o
 	return 0;
 }
 
-/* The most sessions: --max-sessions, or the default, and never more than
- * the open-files limit has room for, so that every session that opens can
- * start its jail (an "open" beyond is refused: dispatch.c).  An explicit
- * --max-sessions that does not fit fails here, with the fix. */
-
 static int serve_main(int argc, char **argv, bool chat)
 {
 	struct wserve_opts o;
@@ -272,6 +271,7 @@ static void mcp_usage(FILE *f)
 	      "  --allow-workspace DIR   another allowed workspace root (repeatable)\n"
 	      "  --net MODE              none, loopback or proxy, for every profile\n"
 	      "  --allow HOST[:PORT]     with --net proxy: a host jails may reach\n"
+	      "  --learn                 ask the person (elicitation) to allow what was refused\n"
 	      "  --audit-log FILE        where audit records go\n"
 	      "  --broker-user USER      as root: the broker's user (default: " WBROKER_USER ")\n", f);
 	fprintf(f, "  --max-sessions N        the most sessions open at once (default: %d, or\n"

@@ -30,6 +30,7 @@ const struct wchat_arg wchat_args[] = {
 	{ "connect-timeout", required_argument, WCA_CONNECT, C | S },
 	{ "idle-timeout", required_argument, WCA_IDLE, C | S },
 	{ "oneshot", no_argument, WCA_ONESHOT, C },
+	{ "no-learn", no_argument, WCA_NO_LEARN, C },
 	{ "replay-delay", required_argument, WCA_REPLAY_DELAY, C },
 	{ "session-idle", required_argument, WCA_SESSION_IDLE, S },   /* serve's own */
 	{ "help", no_argument, WCA_HELP, C },

@@ -14,11 +14,11 @@
 
 /* Field codes:
  *   v version  q req  s session  b block  f flags  (u32)
- *   m stream (u8)  c count (u64)
+ *   m stream (u8)  k kind (u8, WIDEN: < WK__N; WIDENED: < WW__N)  c count (u64)
  *   n line (u32)
  *   P profile  L language  A audit id  Y syscall   (str, WPROTO_NAME_MAX)
  *   F display format (str, WPROTO_NAME_MAX, one of WDISPLAY_FORMATS)
- *   W workspace (str, WPROTO_PATH_MAX)
+ *   W workspace  V value (str, WPROTO_PATH_MAX)
  *   T text  J json  K langs  M limits  G jail facts  (str, WPROTO_TEXT_MAX)
  *   X text, code-sized (str, WPROTO_CODE_MAX)
  *   D data: code (RUN, WPROTO_CODE_MAX), output (OUTPUT, WPROTO_OUTPUT_CHUNK)
@@ -39,6 +39,9 @@ static const struct wmsg_desc descs[] = {
 	{ WM_CLOSE, "CLOSE", "s" },
 	{ WM_LANGS, "LANGS", "q" },
 	{ WM_EDIT, "EDIT", "qX" },
+	{ WM_WIDEN, "WIDEN", "qskVf" },
+	{ WM_REVOKE, "REVOKE", "qs" },
+	{ WM_SAVE, "SAVE", "qsP" },
 	{ WM_WELCOME, "WELCOME", "vPWl" },
 	{ WM_OPENED, "OPENED", "qsAJKMG" },
 	{ WM_OUTPUT, "OUTPUT", "sbmD" },
@@ -50,6 +53,8 @@ static const struct wmsg_desc descs[] = {
 	{ WM_EDITED, "EDITED", "qX" },
 	{ WM_DISPLAY, "DISPLAY", "sbFD" },
 	{ WM_LINE, "LINE", "sbn" },
+	{ WM_WIDENED, "WIDENED", "qskfT" },
+	{ WM_REFUSALS, "REFUSALS", "sbT" },
 };
 
 static const struct wmsg_desc *desc_of(uint8_t type)
@@ -79,11 +84,29 @@ const char *wapproval_name(unsigned a)
 	return a < WAPPROVE__N ? n[a] : "unknown";
 }
 
+const char *wwiden_kind_name(unsigned k)
+{
+	static const char *const n[WK__N] = { "read", "write", "host" };
+	return k < WK__N ? n[k] : "unknown";
+}
+
+const char *wwiden_via_name(unsigned v)
+{
+	static const char *const n[WVIA__N] = { "chat", "serve client", "mcp elicitation" };
+	return v < WVIA__N ? n[v] : "unknown";
+}
+
+/* the kind byte's bound for a message type */
+static unsigned kind_max(uint8_t type)
+{
+	return type == WM_WIDEN ? WK__N : WW__N;
+}
+
 static size_t str_max(char code)
 {
 	switch (code) {
 	case 'P': case 'L': case 'A': case 'Y': case 'F': return WPROTO_NAME_MAX;
-	case 'W': return WPROTO_PATH_MAX;
+	case 'W': case 'V': return WPROTO_PATH_MAX;
 	case 'X': return WPROTO_CODE_MAX;
 	default: return WPROTO_TEXT_MAX;
 	}
@@ -145,6 +168,11 @@ static int encode(struct wbuf *out, uint8_t type, struct werr *err, ...)
 		case 'm':
 			rc = wbuf_put_u8(out, (uint8_t)va_arg(ap, int));
 			break;
+		case 'k': {
+			unsigned k = (unsigned)va_arg(ap, int);
+			rc = k >= kind_max(type) ? -1 : wbuf_put_u8(out, (uint8_t)k);
+			break;
+		}
 		case 'c':
 			rc = wbuf_put_u64(out, va_arg(ap, uint64_t));
 			break;
@@ -198,6 +226,20 @@ int wproto_langs(struct wbuf *o, uint32_t req, struct werr *err)
 { return encode(o, WM_LANGS, err, req); }
 int wproto_edit(struct wbuf *o, uint32_t req, const char *text, struct werr *err)
 { return encode(o, WM_EDIT, err, req, text); }
+int wproto_widen(struct wbuf *o, uint32_t req, uint32_t session, uint8_t kind,
+                 const char *value, uint32_t flags, struct werr *err)
+{ return encode(o, WM_WIDEN, err, req, session, (int)kind, value, flags); }
+int wproto_revoke(struct wbuf *o, uint32_t req, uint32_t session, struct werr *err)
+{ return encode(o, WM_REVOKE, err, req, session); }
+int wproto_save(struct wbuf *o, uint32_t req, uint32_t session, const char *name,
+                struct werr *err)
+{ return encode(o, WM_SAVE, err, req, session, name); }
+int wproto_widened(struct wbuf *o, uint32_t req, uint32_t session, uint8_t status,
+                   uint32_t flags, const char *text, struct werr *err)
+{ return encode(o, WM_WIDENED, err, req, session, (int)status, flags, text); }
+int wproto_refusals(struct wbuf *o, uint32_t session, uint32_t block, const char *json,
+                    struct werr *err)
+{ return encode(o, WM_REFUSALS, err, session, block, json); }
 int wproto_welcome(struct wbuf *o, uint32_t version, const char *default_profile,
                    const char *default_workspace, char *const *profiles, uint32_t n,
                    struct werr *err)
@@ -272,6 +314,7 @@ void wmsg_free(struct wmsg *m)
 	free(m->jail);
 	free(m->syscall);
 	free(m->format);
+	free(m->value);
 	for (uint32_t i = 0; i < m->n_list; i++)
 		free(m->list[i]);
 	free(m->list);
@@ -295,6 +338,7 @@ static char **str_slot(struct wmsg *m, char code)
 	case 'K': return &m->langs;
 	case 'M': return &m->limits;
 	case 'G': return &m->jail;
+	case 'V': return &m->value;
 	default: return &m->text;   /* T, X */
 	}
 }
@@ -370,6 +414,11 @@ int wproto_decode(const uint8_t *frame, size_t len, struct wmsg *m, struct werr 
 		case 'b': rc = wrd_u32(&r, &m->block); break;
 		case 'f': rc = wrd_u32(&r, &m->flags); break;
 		case 'm': rc = wrd_u8(&r, &m->stream); break;
+		case 'k':
+			rc = wrd_u8(&r, &m->kind);
+			if (rc == 0 && m->kind >= kind_max(type))
+				rc = -1;
+			break;
 		case 'c': rc = wrd_u64(&r, &m->count); break;
 		case 'n': rc = wrd_u32(&r, &m->line); break;
 		case 'D': rc = wrd_bytes(&r, &m->data, &m->data_len, data_max(type)); break;

@@ -50,6 +50,7 @@ struct opts {
 	const char *include[INCLUDE_MAX];
 	const char *allow[ALLOW_MAX];
 	bool want_json;
+	bool session;        /* a session's jail: a report per block (WLM_REPORT) */
 };
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -61,6 +62,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "allow", required_argument, NULL, 'A' }, { "home", required_argument, NULL, 'h' },
 		{ "workspace", required_argument, NULL, 'w' },
 		{ "include", required_argument, NULL, 'i' }, { "json", no_argument, NULL, 'j' },
+		{ "session", no_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum wnet_mode m;
@@ -92,6 +94,7 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->include[o->b.n_include++] = optarg;
 			break;
 		case 'j': o->want_json = true; break;
+		case 's': o->session = true; break;
 		default: return -1;
 		}
 	}
@@ -242,10 +245,53 @@ static void finish(struct lctx *c, const struct opts *o, struct wrd *r)
 		j = wl_to_json(&c->list, &o->b);
 		s = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
 		                                   JSON_C_TO_STRING_NOSLASHESCAPE);
-		(void)write_all(5, s, strlen(s));
-		(void)write_all(5, "\n", 1);
+		(void)write_all(WL_FD_JSON, s, strlen(s));
+		(void)write_all(WL_FD_JSON, "\n", 1);
 		json_object_put(j);
 	}
+}
+
+/* Everything recorded so far is forgotten (a session's block starts, or
+ * its report was written). */
+static void forget(struct lctx *c)
+{
+	wl_free(&c->list);
+	memset(&c->list, 0, sizeof(c->list));
+	c->unread = 0;
+	c->ex_n = 0;
+}
+
+/* A session's block ended: its list, settled, as JSON at the start of
+ * WL_FD_JSON (the supervisor reads the length REPORTED says, and never
+ * parses it: it goes to the broker as it is), then forgotten. */
+static void report(struct lctx *c, const struct opts *o, struct wrd *r)
+{
+	uint32_t block;
+	const char *s;
+	json_object *j;
+	struct wbuf b;
+	uint64_t len = 0;
+
+	if (wrd_u32(r, &block) < 0)
+		return;
+	if (c->unread) {
+		c->list.incomplete = true;
+		c->list.why_incomplete = xasprintf("%llu call%s could not be read",
+			(unsigned long long)c->unread, c->unread == 1 ? "" : "s");
+	}
+	wl_settle(&c->list, &o->b);
+	j = wl_to_json(&c->list, &o->b);
+	s = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
+	                                   JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (lseek(WL_FD_JSON, 0, SEEK_SET) == 0 && write_all(WL_FD_JSON, s, strlen(s)) == 0)
+		len = strlen(s);
+	json_object_put(j);
+	forget(c);
+	wbuf_init(&b, 32);
+	if (wbuf_put_u8(&b, WLM_REPORTED) == 0 && wbuf_put_u32(&b, block) == 0 &&
+	    wbuf_put_u64(&b, len) == 0)
+		(void)!send(WL_FD_SOCK, b.d, b.len, MSG_NOSIGNAL);
+	wbuf_free(&b);
 }
 
 int wl_learner_main(int argc, char **argv)
@@ -333,6 +379,14 @@ int wl_learner_main(int argc, char **argv)
 			free(first);
 			break;
 		}
+		case WLM_RESET:
+			if (o.session)
+				forget(&c);
+			break;
+		case WLM_REPORT:
+			if (o.session)
+				report(&c, &o, &r);
+			break;
 		case WLM_END:
 			finish(&c, &o, &r);
 			wl_free(&c.list);

@@ -231,7 +231,34 @@ static bool env_kept(const char *kv)
 	return false;
 }
 
-static char **broker_env(const char *config, const char *data, const char *const *files)
+/* The recording `make demo` replays, from the broker binary's path:
+ * PREFIX/share/doc/warden/examples/ when it is PREFIX/libexec/warden/
+ * warden-broker, the checkout's examples/ when it runs from a build
+ * directory next to it; NULL when neither is there.  Looked up as the
+ * caller, who can reach it (chat's hint names it for the caller to use). */
+static char *demo_recording(const char *broker)
+{
+	static const char libexec[] = "/libexec/warden/";
+	const char *slash = strrchr(broker, '/');
+	const char *lx = strstr(broker, libexec);
+	_cleanup_free_ char *installed = NULL, *tree = NULL;
+	char real[PATH_MAX];
+
+	if (!slash)
+		return NULL;
+	if (lx && lx + strlen(libexec) == slash + 1)
+		installed = xasprintf("%.*s/share/doc/warden/examples/demo.json",
+		                      (int)(lx - broker), broker);
+	tree = xasprintf("%.*s/../examples/demo.json", (int)(slash - broker), broker);
+	if (installed && realpath(installed, real))
+		return xstrdup(real);
+	if (realpath(tree, real))
+		return xstrdup(real);
+	return NULL;
+}
+
+static char **broker_env(const char *config, const char *data, const char *const *files,
+                         const char *demo)
 {
 	size_t n = 0, cap = 8;
 	char **env;
@@ -247,6 +274,8 @@ static char **broker_env(const char *config, const char *data, const char *const
 	for (int i = 0; i < WBROKER_FILES_MAX; i++)
 		if (files[i])
 			env[n++] = xasprintf("%s%d=%s", WBROKER_ENV_FILE, WBROKER_FILE_FD + i, files[i]);
+	if (demo)
+		env[n++] = xasprintf("%s=%s", WBROKER_ENV_DEMO, demo);
 	return env;
 }
 
@@ -268,7 +297,7 @@ static int open_named_file(const char *path)
 
 pid_t sv_start_broker(const struct sv_broker_start *bs, struct werr *err)
 {
-	_cleanup_free_ char *path = broker_path(), *config = NULL, *data = NULL;
+	_cleanup_free_ char *path = broker_path(), *config = NULL, *data = NULL, *demo = NULL;
 	const char *files[WBROKER_FILES_MAX] = { 0 };
 	/* the fds the broker gets, in order from fd 3 */
 	int fds[3 + WBROKER_FILES_MAX + WBROKER_EXTRA_FDS], exe = -1, n_fds = ARRAY_SIZE(fds);
@@ -304,7 +333,8 @@ pid_t sv_start_broker(const struct sv_broker_start *bs, struct werr *err)
 			files[i] = bs->files[i];
 	for (int i = 0; i < WBROKER_EXTRA_FDS; i++)
 		fds[own + i] = bs->listen_fds ? bs->listen_fds[i] : -1;
-	env = broker_env(config, data, files);
+	demo = demo_recording(path);
+	env = broker_env(config, data, files, demo);
 
 	pid = fork();
 	if (pid < 0) {

@@ -117,7 +117,7 @@ static int h_open(struct sv *sv, const struct wmsg *m)
 	char ws[PATH_MAX], msg[2 * PATH_MAX + 128];
 	bool ok = false;
 
-	if (m->flags & ~WOPEN_ONESHOT) {
+	if (m->flags & ~(WOPEN_ONESHOT | WOPEN_LEARN)) {
 		reply_error(sv, m->req, 0, 0, "OPEN: unknown flags");
 		return 0;
 	}
@@ -167,7 +167,8 @@ static int h_open(struct sv *sv, const struct wmsg *m)
 			reply_error(sv, m->req, 0, 0, msg);
 			return 0;
 		}
-		rc = sess_open(sv, pol, ws, &extra, m->flags & WOPEN_ONESHOT, &s, &err);
+		rc = sess_open(sv, pol, ws, &extra, m->flags & WOPEN_ONESHOT, m->flags & WOPEN_LEARN,
+		               &s, &err);
 		wstrv_free(&extra);
 		if (rc < 0) {
 			reply_error(sv, m->req, 0, 0, err.msg);
@@ -272,6 +273,9 @@ static const struct handler handlers[] = {
 	{ WM_CLOSE, ST_READY, h_close },
 	{ WM_LANGS, ST_READY, h_langs },
 	{ WM_EDIT, ST_READY, h_edit },
+	{ WM_WIDEN, ST_READY, sv_widen },      /* widen.c */
+	{ WM_REVOKE, ST_READY, sv_revoke },
+	{ WM_SAVE, ST_READY, sv_save },        /* save.c: chat only */
 };
 
 /* -1: the broker is hostile or broken; the caller ends everything. */

@@ -31,24 +31,29 @@
 #include <grp.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "egress_start.h"
 #include "warden/egress.h"
+#include "warden/supervisor.h"
 #include "warden/util.h"
 
 extern char **environ;
 
 /* WARDEN_EGRESS, else next to warden itself (the build tree), else
- * PREFIX/libexec/warden. */
-static char *egress_path(void)
+ * PREFIX/libexec/warden (warden/supervisor.h: `warden doctor` checks the
+ * same file). */
+char *wegress_exe_path(void)
 {
 	char self[PATH_MAX], *slash, *p;
 	const char *env = getenv("WARDEN_EGRESS");
@@ -71,7 +76,7 @@ static char *egress_path(void)
 
 int sv_egress_prepare(struct sv_egress_exe *x, const char *user, struct werr *err)
 {
-	_cleanup_free_ char *path = egress_path();
+	_cleanup_free_ char *path = wegress_exe_path();
 
 	x->fd = -1;
 	x->drop = geteuid() == 0;
@@ -177,4 +182,89 @@ pid_t sv_egress_spawn(const struct sv_egress_exe *x, int sock, struct werr *err)
 void sv_egress_exe_close(struct sv_egress_exe *x)
 {
 	closep(&x->fd);
+}
+
+/* --- `warden doctor` ----------------------------------------------------------
+ * warden-egress started as a session's would be (as root as user), given a
+ * CONFIG, its READY awaited (it has confined itself: egress/confine.c works
+ * on this kernel), then its socket closed: it exits 0 on that EOF.  Each
+ * wait is bounded (10 s), then it is killed: doctor never hangs on it. */
+#define PROBE_MS 10000
+
+static const char *probe_end(pid_t pid, int pidfd, bool ready, char *buf, size_t len)
+{
+	struct pollfd pf = { .fd = pidfd, .events = POLLIN };
+	int st = 0;
+
+	if (!ready || pidfd < 0 || poll(&pf, 1, PROBE_MS) <= 0)
+		kill(pid, SIGKILL);
+	if (waitpid(pid, &st, 0) != pid)
+		return "could not be reaped";
+	if (WIFSIGNALED(st) && ready)
+		snprintf(buf, len, "did not end on its socket's EOF: killed after %d s", PROBE_MS / 1000);
+	else if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS)
+		snprintf(buf, len, "was killed by SIGSYS: a call its seccomp filter does not allow "
+		         "(egress/confine.c) on this kernel or libc");
+	else if (WIFSIGNALED(st))
+		snprintf(buf, len, "was killed by signal %d", WTERMSIG(st));
+	else if (WEXITSTATUS(st) || !ready)
+		snprintf(buf, len, "exited %d before it was ready", WEXITSTATUS(st));
+	else
+		return NULL;
+	return buf;
+}
+
+int wegress_probe(const char *user, struct werr *err)
+{
+	struct sv_egress_exe x;
+	struct wegress_conf conf = { .fd_reserve = 64 };
+	struct wbuf b;
+	int sp[2], pidfd;
+	bool ready = false;
+	char log[WEGRESS_LOG_MAX + 1] = "", how[160];
+	const char *end;
+	pid_t pid;
+
+	if (sv_egress_prepare(&x, user, err) < 0)
+		return -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+		sv_egress_exe_close(&x);
+		return werr_set(err, errno, "a socketpair for the egress proxy");
+	}
+	pid = sv_egress_spawn(&x, sp[1], err);
+	close(sp[1]);
+	sv_egress_exe_close(&x);
+	if (pid < 0) {
+		close(sp[0]);
+		return -1;
+	}
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	wbuf_init(&b, WEGRESS_FRAME_MAX);
+	if (wegress_config(&b, &conf, err) == 0 &&
+	    send(sp[0], b.d, b.len, MSG_NOSIGNAL) == (ssize_t)b.len) {
+		struct pollfd pf = { .fd = sp[0], .events = POLLIN };
+
+		/* LOG frames (its warnings) before READY are kept: the last one
+		 * says why it stopped */
+		while (!ready && poll(&pf, 1, PROBE_MS) > 0) {
+			struct wegress_msg m;
+			struct werr e = { 0 };
+			ssize_t got = recv(sp[0], b.d, b.max, 0);
+
+			if (got <= 0 || wegress_decode(b.d, (size_t)got, true, &m, &e) < 0)
+				break;
+			if (m.type == WE_LOG)
+				snprintf(log, sizeof(log), "%s", m.text);
+			ready = m.type == WE_READY;
+			wegress_msg_free(&m);
+		}
+	}
+	wbuf_free(&b);
+	close(sp[0]);   /* its EOF: it ends */
+	end = probe_end(pid, pidfd, ready, how, sizeof(how));
+	if (pidfd >= 0)
+		close(pidfd);
+	if (!end)
+		return 0;
+	return werr_set(err, 0, "it %s%s%s", end, log[0] ? ": " : "", log);
 }

@@ -76,6 +76,8 @@ static int send_frame(struct wlearn *L, const struct wbuf *b, int fd)
  * will every later one, unexamined. */
 static void give_up(struct wlearn *L, const char *why)
 {
+	bool reporting = L->reporting;
+
 	if (!L->why[0])
 		snprintf(L->why, sizeof(L->why), "%s", why);
 	if (L->pidfd >= 0)
@@ -88,6 +90,10 @@ static void give_up(struct wlearn *L, const char *why)
 	L->n_pend = 0;
 	if (L->timer.fd >= 0)
 		wloop_timer_set(&L->timer, 0, 0);
+	/* last: it may free L (its memory stays until the loop's batch ends) */
+	L->reporting = false;
+	if (reporting && L->on_report)
+		L->on_report(L->report_ctx, false, 0);
 }
 
 static void on_done(struct wlearn *L, uint64_t id, bool recorded)
@@ -135,6 +141,23 @@ static void on_sock(struct wloop *l, struct wsrc *src, uint32_t events)
 			return;
 		}
 		wrd_init(&r, buf, (size_t)n);
+		if (wrd_u8(&r, &type) == 0 && type == WLM_REPORTED) {
+			uint32_t block;
+			uint64_t len;
+
+			if (!L->reporting || wrd_u32(&r, &block) < 0 || wrd_u64(&r, &len) < 0 ||
+			    wrd_end(&r) < 0) {
+				give_up(L, "the learner sent a report it was not asked for");
+				return;
+			}
+			L->reporting = false;
+			if (!L->n_pend)
+				wloop_timer_set(&L->timer, 0, 0);
+			if (L->on_report)
+				L->on_report(L->report_ctx, true, len);
+			return;   /* L may be gone */
+		}
+		wrd_init(&r, buf, (size_t)n);
 		if (wrd_u8(&r, &type) < 0 || type != WLM_DONE || wrd_u64(&r, &id) < 0 ||
 		    wrd_u8(&r, &recorded) < 0 || wrd_end(&r) < 0) {
 			give_up(L, "the learner sent a malformed frame");
@@ -157,7 +180,11 @@ static void on_tick(struct wloop *l, struct wsrc *src, uint32_t events)
 			give_up(L, "the learner did not answer within 10 s");
 			return;
 		}
-	if (!L->n_pend)
+	if (L->reporting && ms_since(now, L->report_since_ms) >= WLEARN_ANSWER_MS) {
+		give_up(L, "the learner did not report within 10 s");
+		return;
+	}
+	if (!L->n_pend && !L->reporting)
 		wloop_timer_set(&L->timer, 0, 0);
 }
 
@@ -308,8 +335,10 @@ static char **learner_argv(const struct wlearn_conf *c)
 		argv_add(&v, &n, "--allow", c->allow[i]);
 	for (size_t i = 0; i < c->n_include; i++)
 		argv_add(&v, &n, "--include", c->include[i]);
-	if (c->json)
+	if (c->json || c->session)
 		argv_add(&v, &n, "--json", NULL);
+	if (c->session)
+		argv_add(&v, &n, "--session", NULL);
 	return v;
 }
 
@@ -362,8 +391,10 @@ int wlearn_start(struct wlearn *L, struct wloop *l, const struct wlearn_conf *c,
 		goto out;
 	}
 	if (L->pid == 0) {
-		/* fds 0-1 /dev/null, 2 stays (the report), 3-5 the learner's */
-		int fds[] = { null, null, 2, sp[1], L->policy_fd, c->json ? L->json_fd : null };
+		/* fds 0-1 /dev/null, 2 stays (the report; a session's learner
+		 * reports nothing there: it is chat's terminal), 3-5 the learner's */
+		int fds[] = { null, null, c->session ? null : 2, sp[1], L->policy_fd,
+		              c->json || c->session ? L->json_fd : null };
 		int tmp[6];
 
 		for (int i = 0; i < 6; i++)
@@ -433,4 +464,64 @@ void wlearn_audit_tap(void *ctx, const char *event, json_object *rec)
 	if (rc == 0)
 		(void)send_frame(L, &b, -1);
 	wbuf_free(&b);
+}
+
+/* --- a session's jail --------------------------------------------------------- */
+
+static int send_simple(struct wlearn *L, uint8_t type, bool with_block, uint32_t block)
+{
+	struct wbuf b;
+	int rc;
+
+	wbuf_init(&b, 16);
+	rc = wbuf_put_u8(&b, type) < 0 || (with_block && wbuf_put_u32(&b, block) < 0) ? -1
+	     : send_frame(L, &b, -1);
+	wbuf_free(&b);
+	return rc;
+}
+
+bool wlearn_alive(const struct wlearn *L)
+{
+	return L->sock.fd >= 0;
+}
+
+int wlearn_reset(struct wlearn *L)
+{
+	if (!wlearn_alive(L) || send_simple(L, WLM_RESET, false, 0) < 0) {
+		if (wlearn_alive(L))
+			give_up(L, "the learner's socket is full");
+		return -1;
+	}
+	return 0;
+}
+
+int wlearn_report(struct wlearn *L, uint32_t block)
+{
+	if (!wlearn_alive(L) || L->reporting)
+		return -1;
+	if (send_simple(L, WLM_REPORT, true, block) < 0) {
+		give_up(L, "the learner's socket is full");
+		return -1;
+	}
+	L->reporting = true;
+	L->report_since_ms = sv_now_ms();
+	wloop_timer_set(&L->timer, 1000, 1000);
+	return 0;
+}
+
+size_t wlearn_report_text(const struct wlearn *L, uint64_t len, char *out, size_t cap)
+{
+	size_t want = len < cap - 1 ? (size_t)len : cap - 1, got = 0;
+
+	while (got < want) {
+		ssize_t n = pread(L->json_fd, out + got, want - got, (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	out[got] = '\0';
+	return strlen(out);   /* cut at a NUL: the frame carries a string */
 }

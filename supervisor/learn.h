@@ -42,6 +42,8 @@ struct wlearn_conf {
 	const char *const *include;
 	size_t n_include;
 	bool json;                    /* the structured list too */
+	bool session;                 /* a session's jail: a report per block
+	                               * (wlearn_report), nothing on stderr */
 	uid_t uid;                    /* the jail's host ids: the learner's */
 	gid_t gid;
 };
@@ -76,6 +78,15 @@ struct wlearn {
 	pid_t init_pid;
 	struct seccomp_notif_resp *resp;
 	struct wlearn_out out[2];     /* the policy, the JSON list */
+	/* a session's block report (wlearn_report): on_report is called once
+	 * per report asked, with the JSON's length, or ok false when the
+	 * learner was given up meanwhile.  It may free L (wlearn_free): L's
+	 * memory must stay until the loop's batch is over (a session's jail
+	 * is freed after it, supervisor/sjail.c) */
+	void (*on_report)(void *ctx, bool ok, uint64_t len);
+	void *report_ctx;
+	bool reporting;
+	uint64_t report_since_ms;
 };
 
 /* The policy's own program, for every decision (before the jail starts). */
@@ -98,6 +109,17 @@ void wlearn_audit_tap(void *ctx, const char *event, json_object *rec);
  * opened now, before the run, so a bad path fails first. */
 int wlearn_outputs(struct wlearn *L, const char *write_path, const char *json_path,
                    struct werr *err);
+/* A session's jail: a block starts (what was recorded before is
+ * forgotten), or ended (its list is asked for: on_report follows, within
+ * WLEARN_ANSWER_MS or as a give-up).  -1: the learner is gone (L->why
+ * says why), nothing will follow. */
+int wlearn_reset(struct wlearn *L);
+int wlearn_report(struct wlearn *L, uint32_t block);
+/* The report's JSON, as the learner wrote it, at most cap - 1 bytes and
+ * cut at a NUL: never parsed here (G222). */
+size_t wlearn_report_text(const struct wlearn *L, uint64_t len, char *out, size_t cap);
+bool wlearn_alive(const struct wlearn *L);
+
 /* The run is over: the denied calls, the end; wait for the learner's
  * report, then write the outputs, unless learning is incomplete (a file
  * this run made is then removed).  Says on stderr what it did.  0, or -1

@@ -106,7 +106,10 @@ bool pool_fill_one(struct sv *sv, const struct sv_sess *s, const struct wlang *l
 	struct sv_jail *j;
 	uint64_t sum;
 
-	if (fstat(s->ws_fd, &ws) < 0)
+	/* a learning jail's learner lives with it, and a widened session's
+	 * policy is its own: neither is pooled (pool_match compares the
+	 * policy, so nobody else could take one anyway) */
+	if (s->learn || s->wpol || fstat(s->ws_fd, &ws) < 0)
 		return false;
 	for (j = sv->pool; j; j = j->pool_next)
 		have += pool_match(j, s, lang, &ws);
@@ -148,7 +151,8 @@ int sess_want(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 	for (struct sv_jail **pp = &sv->pool; *pp;) {
 		struct sv_jail *c = *pp;
 
-		if (!pool_match(c, s, lang, &ws)) {
+		/* a pooled jail does not learn: a learning session never takes one */
+		if (s->learn || !pool_match(c, s, lang, &ws)) {
 			pp = &c->pool_next;
 			continue;
 		}
@@ -200,6 +204,22 @@ int sess_want(struct sv *sv, struct sv_sess *s, const struct wlang *lang,
 			wloop_timer_set(&sv->pool_tick, POOL_TICK_MS, POOL_TICK_MS);
 	}
 	return 0;
+}
+
+void sess_new_jails(struct sv *sv, struct sv_sess *s)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(s->jails); i++) {
+		struct sv_jail *j = s->jails[i];
+
+		if (!j)
+			continue;
+		if (j->used) {   /* its next one starts while the person reads */
+			s->want |= 1u << i;
+			sv->idle_work = true;
+		}
+		sj_destroy(sv, j);
+	}
+	s->refill = s->refill_later = 0;
 }
 
 bool sess_idle_pending(const struct sv *sv)

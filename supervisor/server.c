@@ -208,14 +208,10 @@ static int set_max_sessions(struct sv *sv, const struct wserve_opts *o)
 	sv->nofile = 0;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
 		sv->nofile = (uint64_t)rl.rlim_cur;
+		/* the whole limit but the server's reserve: the jails' proxies'
+		 * connections live in warden-egress's fd table (issue 21), and
+		 * a proxy jail's listener copy is within its session's 16 */
 		room = rl.rlim_cur > SV_FDS_RESERVE ? (size_t)((rl.rlim_cur - SV_FDS_RESERVE) / SV_FDS_PER_SESSION) : 0;
-		/* when the limit, not the count, decides: a quarter stays free
-		 * (it was the jails' proxies' before they moved to a process of
-		 * their own, issue 21; kept as the supervisor's margin) */
-		if (room < want) {
-			rlim_t q = rl.rlim_cur - rl.rlim_cur / 4;
-			room = q > SV_FDS_RESERVE ? (size_t)((q - SV_FDS_RESERVE) / SV_FDS_PER_SESSION) : 0;
-		}
 	}
 	if (o->max_sessions && room < want) {
 		wlog_error("--max-sessions %zu needs about %zu open files and the limit is %" PRIu64
@@ -277,6 +273,7 @@ int sv_serve(const struct wserve_opts *opts, char **rest, int n_rest, bool chat)
 	sv->pool_idle_ms = (uint64_t)o.pool_idle_s * 1000;
 	sv->chat = chat;
 	sv->edit_ok = chat && isatty(0) && isatty(1);
+	sv->learn_all = o.learn;
 	wcg_gc();
 	watchdog = wreaper_start_server();
 

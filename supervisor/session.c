@@ -37,16 +37,8 @@
 #include "warden/log.h"
 #include "warden/util.h"
 
-struct sv_sess *sess_find(struct sv *sv, uint32_t id)
-{
-	for (struct sv_sess *s = sv->sessions; s; s = s->next)
-		if (s->id == id)
-			return s;
-	return NULL;
-}
-
 int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws,
-              const struct wstrv *hide_extra, bool oneshot, struct sv_sess **out,
+              const struct wstrv *hide_extra, bool oneshot, bool learn, struct sv_sess **out,
               struct werr *err)
 {
 	struct sv_sess *s = xcalloc(1, sizeof(*s));
@@ -54,7 +46,9 @@ int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws,
 
 	*out = NULL;
 	s->pol = pol;
+	s->base = pol;
 	s->oneshot = oneshot;
+	s->learn = learn || sv->learn_all;
 	snprintf(s->ws, sizeof(s->ws), "%s", ws);
 	/* The workspace is held from now on: every jail of the session binds
 	 * this directory, whatever its path leads to later (jail/plan.c). */
@@ -87,7 +81,9 @@ int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws,
 	json_object_object_add(rec, "oneshot", json_object_new_boolean(oneshot));
 	json_object_object_add(rec, "uid", json_object_new_int((int)getuid()));
 	json_object_object_add(rec, "mode", json_object_new_string(sv->chat ? "chat" : "serve"));
+	json_object_object_add(rec, "learn", json_object_new_boolean(s->learn));
 	waudit_emit(sv->audit, "session_open", rec);
+	sl_session_open(sv, s);
 	*out = s;
 	return 0;
 }
@@ -174,6 +170,7 @@ int sess_run(struct sv *sv, struct sv_sess *s, uint32_t block, const char *langu
 		(void)jail_net_unreachable(&j->jr.jl, &j->net0);
 	}
 	s->busy = j;
+	sl_block_start(j);   /* a learning jail's report is this block's only */
 	snprintf(hdr, sizeof(hdr), "R %zu\n", len);
 	wbuf_reset(&j->ctl_out);
 	if (wbuf_put_raw(&j->ctl_out, hdr, strlen(hdr)) < 0 || wbuf_put_raw(&j->ctl_out, code, len) < 0) {
@@ -240,6 +237,7 @@ void sess_close(struct sv *sv, struct sv_sess *s, const char *why)
 	json_object_object_add(rec, "blocks", json_object_new_int64((int64_t)s->blocks));
 	json_object_object_add(rec, "why", json_object_new_string(why));
 	waudit_emit(sv->audit, "session_close", rec);
+	widen_free(s);
 	sv_free_env(s->env);
 	close(s->ws_fd);
 	wstrv_free(&s->hide_extra);

@@ -29,6 +29,7 @@
 #include "jailrun.h"
 #include "warden/loop.h"
 #include "rich.h"
+#include "learn.h"
 
 /* One jail running one language's driver, for one session. */
 struct sv_jail {
@@ -76,6 +77,17 @@ struct sv_jail {
 	char ctl_in[32];                /* "D <n>\n" being read */
 	size_t ctl_in_len;
 	struct sv_rich rich;            /* "M"/"A" from the driver (rich.h) */
+	/* a learning session's jail (sess_learn.c): its learner, and the
+	 * block's end while its report is awaited */
+	bool learning;
+	bool notify_armed;              /* its listener is watched (sj_arm_notify) */
+	bool learn_began;               /* the running block's code began (sl_block_began) */
+	struct wlearn learn;            /* in the jail's own memory: see
+	                                 * wlearn's on_report */
+	bool finishing;                 /* the RESULT waits for the report */
+	bool fin_lost;                  /* ... and the jail is to go after it */
+	struct wbuf fin;                /* that RESULT, encoded */
+	void (*fin_done)(struct sv *sv, struct sv_jail *j);
 	bool paused;                    /* output not polled: the broker is behind */
 	bool ctl_paused;                /* control socket not read: the broker is behind */
 	/* the running block */
@@ -115,6 +127,15 @@ struct sv_sess {
 	uint64_t refill_at_ms;
 	uint64_t blocks;
 	struct wnotify_budget budget;   /* denied records, shared by its jails */
+	/* issue 23 (widen.c): its jails learn (WOPEN_LEARN, or --learn); its
+	 * policy widened for paths and hosts, apart from the allowed profile
+	 * it opened with (base) */
+	bool learn;
+	const struct wpolicy *base;     /* the allowed profile; pol is base, or wpol */
+	struct wpolicy *wpol;           /* base plus the widenings, or NULL */
+	struct wstrv w_read, w_write, w_host;   /* the widenings, as granted */
+	struct wstrv w_always_scope;    /* where the person answered "always":
+	                                 * "read:DIR", "write:DIR", "host:NAME" */
 };
 
 struct sv {
@@ -153,6 +174,9 @@ struct sv {
 	uint32_t next_session;
 	unsigned jail_counter;
 	bool chat, edit_ok;
+	bool learn_all;                 /* --learn: every session learns */
+	bool tapped;                    /* the audit tap routes "net" records to
+	                                 * learners (sess_learn.c) */
 	uint8_t buf[64 * 1024];
 };
 
@@ -172,14 +196,26 @@ struct sv {
 /* edit.c */
 int sv_edit(struct sv *sv, const char *text, char **out, struct werr *err);
 
+/* sess_learn.c: a learning session's jails (session_int.h has the rest) */
+void sl_session_open(struct sv *sv, struct sv_sess *s);
+
+/* widen.c: WIDEN, REVOKE, SAVE (dispatch.c); sess_close frees what they hold */
+int sv_widen(struct sv *sv, const struct wmsg *m);
+int sv_revoke(struct sv *sv, const struct wmsg *m);
+int sv_save(struct sv *sv, const struct wmsg *m);
+void widen_free(struct sv_sess *s);
+
 /* dispatch.c: -1 when the broker is hostile or broken */
 int sv_dispatch(struct sv *sv, const struct wmsg *m);
 
 /* session.c */
 struct sv_sess *sess_find(struct sv *sv, uint32_t id);
 int sess_open(struct sv *sv, const struct wpolicy *pol, const char *ws,
-              const struct wstrv *hide_extra, bool oneshot, struct sv_sess **out,
+              const struct wstrv *hide_extra, bool oneshot, bool learn, struct sv_sess **out,
               struct werr *err);
+/* The session's jails end now (WIDEN, REVOKE: a new policy); each language
+ * that had one gets its next jail started in the background. */
+void sess_new_jails(struct sv *sv, struct sv_sess *s);
 /* After OPENED went out: the session's jail for the language the server
  * last ran (chat: Python before any) starts in the background, or comes
  * ready from the pool (which is then topped up); OPENED never waits for a

@@ -36,6 +36,22 @@
 #define REFILL_IDLE_MS 250
 #define REFILL_OVERDUE_MS 1000
 
+/* sess_learn.c: below everything else here (calls none of it) */
+int sl_prepare(struct sv *sv, struct sv_jail *j, const struct sv_sess *tmpl,
+               struct jail_spec *spec, struct werr *err);
+int sl_start(struct sv *sv, struct sv_jail *j, const struct sv_sess *tmpl, struct werr *err);
+void sl_arm(struct sv_jail *j);
+void sl_block_start(struct sv_jail *j);
+/* the block's code began to run (its driver's first "A" line): once */
+void sl_block_began(struct sv_jail *j);
+bool sl_block_begun(const struct sv_jail *j);
+/* The block's end: true when its RESULT waits for the learner's report
+ * (done is called once it came, or the learner was given up: REFUSALS has
+ * gone out first); false: call done now. */
+bool sl_block_end(struct sv *sv, struct sv_jail *j,
+                  void (*done)(struct sv *sv, struct sv_jail *j));
+void sl_free(struct sv_jail *j);
+
 /* sjail.c: the bottom layer */
 void sj_refill_now(struct sv *sv, struct sv_sess *s);
 json_object *sess_audit_rec(const struct sv_sess *s);

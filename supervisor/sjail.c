@@ -36,6 +36,14 @@ void sj_refill_now(struct sv *sv, struct sv_sess *s)
 	}
 }
 
+struct sv_sess *sess_find(struct sv *sv, uint32_t id)
+{
+	for (struct sv_sess *s = sv->sessions; s; s = s->next)
+		if (s->id == id)
+			return s;
+	return NULL;
+}
+
 json_object *sess_audit_rec(const struct sv_sess *s)
 {
 	json_object *rec = json_object_new_object();
@@ -122,6 +130,8 @@ void sj_destroy(struct sv *sv, struct sv_jail *j)
 			;
 	}
 	wnotify_free(&j->notify);
+	sl_free(j);               /* its learner, if it learned */
+	wbuf_free(&j->fin);
 	jr_end(&j->jr);           /* reaped above: pidfd, host uid slot and cgroup go */
 	wbuf_free(&j->ctl_out);
 	rich_free(&j->rich);

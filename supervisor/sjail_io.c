@@ -28,6 +28,7 @@
 #include "warden/util.h"
 
 static int sj_started(struct sv *sv, struct sv_jail *j, struct werr *err);
+static int sj_arm_notify(struct sv *sv, struct sv_jail *j, struct werr *err);
 
 static void sj_on_pipe(struct wloop *l, struct wsrc *src, uint32_t events)
 {
@@ -47,8 +48,11 @@ static void sj_on_pipe(struct wloop *l, struct wsrc *src, uint32_t events)
 
 /* --- results ---------------------------------------------------------------- */
 
+static void sj_block_done(struct sv *sv, struct sv_jail *j);
+
 /* The block is over: status from the driver (exited == false) or the jail
- * ended (exited == true, si its wait status). */
+ * ended (exited == true, si its wait status).  Its RESULT goes out at once,
+ * or, in a learning session, after the learner's report (sess_learn.c). */
 void sj_finish_block(struct sv *sv, struct sv_jail *j, bool exited, const siginfo_t *si,
                          int status)
 {
@@ -172,9 +176,29 @@ void sj_finish_block(struct sv *sv, struct sv_jail *j, bool exited, const siginf
 		wnotify_flush_dropped(&j->notify, drop);
 	}
 	waudit_emit(sv->audit, "block_end", rec);
-	wloop_send(&sv->loop, wproto_result(&sv->broker.out, &r, &err), &err);
+	wbuf_init(&j->fin, WPROTO_FRAME_MAX);
+	if (wproto_result(&j->fin, &r, &err) < 0) {
+		wloop_send(&sv->loop, -1, &err);
+		return;
+	}
 	wnotify_mark(&j->notify);
+	j->fin_lost = lost;
+	j->finishing = true;
+	if (!sl_block_end(sv, j, sj_block_done))
+		sj_block_done(sv, j);
+}
 
+/* The RESULT goes out; the jail waits for the next block, or goes. */
+static void sj_block_done(struct sv *sv, struct sv_jail *j)
+{
+	struct sv_sess *s = j->s;
+	struct werr err = { 0 };
+	struct wcg_stats st;
+	bool lost = j->fin_lost;
+
+	j->finishing = false;
+	wloop_send(&sv->loop, wbuf_put_raw(&sv->broker.out, j->fin.d, j->fin.len), &err);
+	wbuf_free(&j->fin);
 	j->busy = false;
 	s->busy = NULL;
 	free(j->tail);
@@ -195,6 +219,7 @@ void sj_finish_block(struct sv *sv, struct sv_jail *j, bool exited, const siginf
 	/* Between blocks the jail stays under session-wide limits: its cpu
 	 * counts (a forged "D", a background job), and with background
 	 * processes allowed, they live until the block's wall time. */
+	wcg_stats(j->jr.cg, &st);
 	j->idle0_ns = jr_cpu_ns(&j->jr, &st);
 	if (s->pol->limits.background && s->pol->limits.wall_ms)
 		j->bg_deadline_ms = j->t0_ms + s->pol->limits.wall_ms;
@@ -239,6 +264,13 @@ static void sj_on_exit(struct wloop *l, struct wsrc *src, uint32_t events)
 	jr_reap(&j->jr, &si, NULL);   /* the driver's real status, as init reported it */
 	wloop_unwatch(&sv->loop, src);
 	j->jr.jl.pidfd = -1;
+	if (j->finishing) {
+		/* ended while its block's report is awaited: its RESULT is
+		 * made; the jail goes after it, and the next block says so */
+		j->fin_lost = true;
+		j->s->lost_idle = true;
+		return;
+	}
 	if (!j->s) {
 		sj_destroy(sv, j);   /* a pooled jail ended: never replaced here */
 	} else if (j->busy) {
@@ -355,9 +387,11 @@ static void sj_on_ctl(struct wloop *l, struct wsrc *src, uint32_t events)
 			}
 			j->ctl_in[j->ctl_in_len] = '\0';
 			j->ctl_in_len = 0;
-			if (!j->busy || j->ctl_out.len || j->done_pending)
+			if (!j->busy || j->ctl_out.len || j->done_pending || j->finishing)
 				goto broken;
 			n = rich_line(sv, j, j->ctl_in);
+			if (n > 0 && j->ctl_in[0] == 'A')
+				sl_block_began(j);
 			if (n > 0)
 				continue;
 			if (n < 0 || parse_done(j->ctl_in, &status) < 0)
@@ -395,6 +429,14 @@ static void sj_on_sync(struct wloop *l, struct wsrc *src, uint32_t events)
 		struct werr e = { 0 };
 		int rc = jail_finish(&j->jr.jl, &e);
 
+		/* a learning jail's calls notify from READY on, before the
+		 * driver's exec is confirmed: they are answered from then
+		 * (supervisor/run_learn.c does the same) */
+		if (rc >= 0 && j->learning && j->jr.jl.ready && j->s &&
+		    sj_arm_notify(sv, j, &e) < 0) {
+			sj_start_failed(sv, j, &e);
+			return;
+		}
 		if (rc == 0)
 			return;
 		if (rc < 0) {
@@ -448,6 +490,8 @@ static void sj_on_notify(struct wloop *l, struct wsrc *src, uint32_t events)
 		wloop_rearm(&sv->loop, src, 0);
 		return;
 	}
+	if (j->learning && j->busy && !j->learn_began && sl_block_begun(j))
+		sl_block_began(j);
 	if (wnotify_handle(&j->notify) < 0) {
 		wloop_rearm(&sv->loop, src, 0);
 		return;
@@ -555,7 +599,8 @@ struct sv_jail *sj_spawn(struct sv *sv, const struct sv_sess *tmpl,
 	/* limits and filter; the server's one watchdog covers the cgroup */
 	snprintf(cgname, sizeof(cgname), "warden-%d-s%u", getpid(), sv->jail_counter++);
 	wtiming(NULL);   /* WARDEN_TIMING: this jail's phases from here */
-	if (jr_prepare(&j->jr, cgname, false, &spec, err) < 0)
+	if (jr_prepare(&j->jr, cgname, false, &spec, err) < 0 ||
+	    sl_prepare(sv, j, tmpl, &spec, err) < 0)
 		goto out;
 	/* For the pool: the least CPU weight before anything runs in the
 	 * group, so its driver's start-up yields to the sessions' blocks;
@@ -589,6 +634,8 @@ struct sv_jail *sj_spawn(struct sv *sv, const struct sv_sess *tmpl,
 		goto out;
 	j->starting = true;
 	sv->n_starting++;
+	if (sl_start(sv, j, tmpl, err) < 0)
+		goto out;   /* sj_destroy: killed, reaped, not starting */
 	if (spec.defer_go) {
 		int fds[SV_ATTACH_FDS_MAX];
 		/* as root the jail was born in its v1 groups (jail_clone_as):
@@ -645,16 +692,29 @@ out:
  * audited under the session that uses it (the listener held them until
  * now).  This is where a jail joins its session's world, for every jail,
  * pooled or not. */
-static int sj_arm(struct sv *sv, struct sv_jail *j, struct werr *err)
+static int sj_arm_notify(struct sv *sv, struct sv_jail *j, struct werr *err)
 {
 	struct sv_sess *s = j->s;
 
+	if (j->notify_armed)
+		return 0;
+	j->notify_armed = true;
 	if (wnotify_init(&j->notify, j->jr.jl.notify_fd, sv->audit, s->audit_id, &s->budget,
 	                 err) < 0)
 		return -1;   /* jr_end closes notify_fd */
 	j->jr.jl.notify_fd = -1;
+	sl_arm(j);
 	if (j->notify.fd >= 0)
 		wloop_watch(&sv->loop, &j->notify_src, j->notify.fd, EPOLLIN, sj_on_notify, j);
+	return 0;
+}
+
+static int sj_arm(struct sv *sv, struct sv_jail *j, struct werr *err)
+{
+	struct sv_sess *s = j->s;
+
+	if (sj_arm_notify(sv, j, err) < 0)
+		return -1;
 	/* network mode proxy: served, and audited under s, until
 	 * sj_destroy (jr_end); until now the listener only queued what a
 	 * pooled jail's driver could have sent (nothing: it runs no code) */

@@ -162,6 +162,17 @@ tar -C "$root" --numeric-owner --xattrs --xattrs-include='*' -xpf "$tarball" ||
 	die "cannot unpack $tarball into $root"
 # the network as this machine has it now (mmdebstrap copied it at build time)
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null
+# and the certificate authorities this machine's administrator added (a
+# site's TLS-inspecting proxy): a machine on this network needs them too,
+# or npm and pip see a self-signed chain.  update-ca-certificates runs
+# inside, before anything else
+localca=0
+for c in /usr/local/share/ca-certificates/*.crt; do
+	[ -f "$c" ] || continue
+	mkdir -p "$root/usr/local/share/ca-certificates" &&
+		cp "$c" "$root/usr/local/share/ca-certificates/" && localca=$((localca + 1))
+done
+[ "$localca" = 0 ] || say "carrying this machine's $localca local certificate authorities into the copy"
 # HEAD as a bundle: the clone inside gets exactly the committed tree
 git -C "$top" bundle create -q "$root/root/warden.bundle" HEAD ||
 	die "git bundle create of $top's HEAD failed"
@@ -173,6 +184,11 @@ fi
 # the environment of a login shell (env -i: nothing of this caller's).
 # shellcheck disable=SC2016
 inner='set -u
+if [ -n "$(ls /usr/local/share/ca-certificates/ 2>/dev/null)" ]; then
+	update-ca-certificates >/dev/null
+	# Node keeps its own list unless told: what such a site sets for it
+	export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+fi
 cd /root && git -c advice.detachedHead=false clone -q /root/warden.bundle warden && cd warden || exit 1
 echo "test-fresh: HEAD $(git log --oneline -1)"
 echo "test-fresh: == make demo"

@@ -26,6 +26,8 @@ enum serve_op {
 	SOP_LANGUAGES,
 	SOP_CHAT,
 	SOP_APPROVE,
+	SOP_WIDEN,
+	SOP_REVOKE,
 };
 
 struct serve_req {
@@ -34,13 +36,15 @@ struct serve_req {
 	char *profile;            /* open (optional) */
 	char *workspace;          /* open (optional), absolute */
 	bool oneshot;             /* open */
+	bool learn;               /* open: the session learns (issue 23) */
 	char *session;            /* run, interrupt, close */
 	char *language;           /* run */
 	char *code;               /* run, approve (edited): code_len bytes, no NUL inside,
 	                             NUL-terminated */
 	size_t code_len;
 	char *message;            /* chat: the user's message (at most 1 MiB) */
-	bool yes;                 /* approve: "answer":"yes" (else "no") */
+	bool yes;                 /* approve, widen: "answer":"yes" (else "no") */
+	char *ask;                /* widen: the question's "ask" */
 };
 
 /* Parses one line (without its newline).  0: *req filled.  1: a blank line

@@ -22,13 +22,15 @@ struct opdef {
 };
 
 static const struct opdef ops[] = {
-	{ "open", SOP_OPEN, "profile workspace oneshot" },
+	{ "open", SOP_OPEN, "profile workspace oneshot learn" },
 	{ "run", SOP_RUN, "session language code" },
 	{ "interrupt", SOP_INTERRUPT, "session" },
 	{ "close", SOP_CLOSE, "session" },
 	{ "languages", SOP_LANGUAGES, "" },
 	{ "chat", SOP_CHAT, "session message" },
 	{ "approve", SOP_APPROVE, "session answer code" },
+	{ "widen", SOP_WIDEN, "session ask answer" },
+	{ "revoke", SOP_REVOKE, "session" },
 };
 
 const char *serve_op_name(enum serve_op op)
@@ -67,6 +69,7 @@ void serve_req_free(struct serve_req *req)
 	free(req->language);
 	free(req->code);
 	free(req->message);
+	free(req->ask);
 	memset(req, 0, sizeof(*req));
 }
 
@@ -170,7 +173,7 @@ static int parse_fields(json_object *root, struct serve_req *req, char *errbuf, 
 
 	if (!json_object_object_get_ex(root, "op", &v))
 		return perr(errbuf, errlen, "the request has no \"op\" (one of: open, run, "
-		            "interrupt, close, languages, chat, approve)");
+		            "interrupt, close, languages, chat, approve, widen, revoke)");
 	if (!json_object_is_type(v, json_type_string))
 		return perr(errbuf, errlen, "\"op\" must be a string, not %s",
 		            json_type_to_name(json_object_get_type(v)));
@@ -182,7 +185,7 @@ static int parse_fields(json_object *root, struct serve_req *req, char *errbuf, 
 	if (!def) {
 		char buf[40];
 		return perr(errbuf, errlen, "unknown op \"%s\" (one of: open, run, interrupt, "
-		            "close, languages, chat, approve)",
+		            "close, languages, chat, approve, widen, revoke)",
 		            shown(buf, opname, (size_t)json_object_get_string_len(v)));
 	}
 	req->op = def->op;
@@ -222,6 +225,12 @@ static int parse_fields(json_object *root, struct serve_req *req, char *errbuf, 
 				            "not %s", json_type_to_name(json_object_get_type(v)));
 			req->oneshot = json_object_get_boolean(v);
 		}
+		if (json_object_object_get_ex(root, "learn", &v)) {
+			if (!json_object_is_type(v, json_type_boolean))
+				return perr(errbuf, errlen, "field \"learn\" must be true or false, "
+				            "not %s", json_type_to_name(json_object_get_type(v)));
+			req->learn = json_object_get_boolean(v);
+		}
 		return 0;
 	case SOP_RUN:
 		if (get_str(root, "session", true, SERVE_SESSION_MAX, &req->session, NULL,
@@ -242,8 +251,25 @@ static int parse_fields(json_object *root, struct serve_req *req, char *errbuf, 
 			            json_type_to_name(json_object_get_type(v)));
 		return get_str(root, "code", false, WPROTO_CODE_MAX, &req->code, &req->code_len,
 		               def->name, errbuf, errlen);
+	case SOP_WIDEN: {
+		char *answer = NULL;
+
+		if (get_str(root, "session", true, SERVE_SESSION_MAX, &req->session, NULL,
+		            def->name, errbuf, errlen) < 0 ||
+		    get_str(root, "ask", true, 32, &req->ask, NULL, def->name, errbuf, errlen) < 0 ||
+		    get_str(root, "answer", true, 8, &answer, NULL, def->name, errbuf, errlen) < 0)
+			return -1;
+		req->yes = !strcmp(answer, "yes");
+		if (!req->yes && strcmp(answer, "no")) {
+			free(answer);
+			return perr(errbuf, errlen, "field \"answer\" must be \"yes\" or \"no\"");
+		}
+		free(answer);
+		return 0;
+	}
 	case SOP_INTERRUPT:
 	case SOP_CLOSE:
+	case SOP_REVOKE:
 		return get_str(root, "session", true, SERVE_SESSION_MAX, &req->session, NULL,
 		               def->name, errbuf, errlen);
 	case SOP_CHAT:

@@ -99,6 +99,7 @@ static struct msess *sess_add(struct mcp_server *s, uint32_t id, const char *aud
 
 static void sess_remove(struct mcp_server *s, struct msess *ss)
 {
+	melicit_forget(s, ss, NULL);
 	for (struct msess **pp = &s->sessions; *pp; pp = &(*pp)->next)
 		if (*pp == ss) {
 			*pp = ss->next;
@@ -291,6 +292,49 @@ static void on_closed(struct mcp_server *s, struct msess *ss)
 	sess_remove(s, ss);
 }
 
+/* Questions to persons that are settled (mcp_elicit.c): the call gets its
+ * first result, or its block runs again in the widened session. */
+static void resolve(struct mcp_server *s)
+{
+	struct mask *a;
+
+	while ((a = melicit_resolved(s))) {
+		struct melicit_out o;
+		struct mcall *k;
+
+		melicit_resolve(s, a, &o);
+		k = o.call;
+		if (!k) {
+			json_object_put(o.first);
+			free(o.note);
+			continue;
+		}
+		if (!o.sess) {   /* a retry whose session closed meanwhile */
+			json_object_put(o.first);
+			free(o.note);
+			mcall_fail(k, "the session was closed before this block could run again");
+			mcall_free(k);
+		} else if (o.legacy && (k->cancelled || !o.rerun)) {
+			if (!k->cancelled)
+				mcp_answer(&k->rp, o.first);
+			else
+				json_object_put(o.first);
+			free(o.note);
+			mrun_finish(s, o.sess);
+		} else if (o.legacy) {
+			mrun_rerun(s, o.sess, k, o.note);
+		} else if (o.rerun) {
+			free(k->note);
+			k->note = o.note;
+			mrun_enqueue(s, o.sess, k);
+		} else {
+			mcp_answer(&k->rp, o.first);
+			free(o.note);
+			mcall_free(k);
+		}
+	}
+}
+
 int mcp_server_frame(struct mcp_server *s, const struct wmsg *m)
 {
 	struct msess *ss;
@@ -330,6 +374,19 @@ int mcp_server_frame(struct mcp_server *s, const struct wmsg *m)
 				mrun_display(ss->running, m->format, m->data, m->data_len);
 		}
 		return 1;   /* lines and audit events: the result carries what matters */
+	case WM_REFUSALS:
+		if (!(ss = mcp_sess_by_id(s, m->session)))
+			return 0;
+		if (ss->running && ss->running->block == m->block) {
+			free(ss->running->refusals);
+			ss->running->refusals = xstrdup(m->text ? m->text : "");
+		}
+		return 1;
+	case WM_WIDENED:
+		if (!melicit_widened(s, m))
+			return 0;
+		resolve(s);
+		return 1;
 	case WM_RESULT:
 		if (!(ss = mcp_sess_by_id(s, m->res.session)))
 			return 0;
@@ -356,6 +413,8 @@ static void do_initialize(struct mcp_conn *c, struct mreply *rp, const struct mc
 	 * (2025-11-25 lifecycle, "Version Negotiation") */
 	snprintf(c->legacy, sizeof(c->legacy), "%s",
 	         mcp_legacy_version(m->version) ? m->version : MCP_LEGACY_LATEST);
+	/* elicitation is a revision of 2025-06-18 and later */
+	c->elicit = m->elicit && strcmp(c->legacy, "2025-03-26");
 	json_object_object_add(r, "protocolVersion", json_object_new_string(c->legacy));
 	json_object_object_add(r, "capabilities", mtools_capabilities());
 	json_object_object_add(r, "serverInfo", mtools_server_info(c->srv));
@@ -489,6 +548,19 @@ static void do_call(struct mcp_conn *c, struct mreply *rp, struct mcp_msg *m)
 		return;
 	case MCP_T_RUN_CODE:
 		k = mcall_new(rp, &m->call);
+		k->elicit = m->modern ? m->elicit : c->elicit;
+		if (m->call.request_state) {
+			/* the retry after input_required: in the question's session */
+			if (!m->modern || melicit_retry(s, k, &m->call) < 0) {
+				mcall_fail(k, "requestState does not name a question of this server for "
+				           "this code (it was answered already, expired after 10 minutes, "
+				           "or its session closed): call run_code again without it");
+				mcall_free(k);
+				return;
+			}
+			resolve(s);
+			return;
+		}
 		if (m->call.session) {
 			ss = mcp_sess_by_handle(s, m->call.session);
 			if (!ss || ss->closing) {
@@ -566,6 +638,8 @@ static void handle_msg(struct mcp_conn *c, json_object *o, struct mbatch *bt)
 	if (m.kind != MCP_K_REQUEST) {
 		if (m.method == MCP_M_CANCELLED)
 			do_cancel(c, m.cancel_id);
+		if (m.kind == MCP_K_RESPONSE && melicit_response(c->srv, c, &m))
+			resolve(c->srv);
 		/* notifications/initialized, responses, unknown notifications: nothing */
 		mcp_msg_free(&m);
 		return;
@@ -689,6 +763,7 @@ void mcp_conn_free(struct mcp_conn *c)
 		if (o->for_conn == c)
 			o->for_conn = NULL;
 	}
+	melicit_forget(s, NULL, c);
 	for (struct mcp_conn **pp = &s->conns; *pp; pp = &(*pp)->next)
 		if (*pp == c) {
 			*pp = c->next;
@@ -761,6 +836,12 @@ int mcp_server_timeout(const struct mcp_server *s, long now)
 		if (t >= 0 && (next < 0 || t < next))
 			next = t;
 	}
+	{
+		long a = melicit_next(s);
+
+		if (a >= 0 && (next < 0 || a < next))
+			next = a;
+	}
 	if (next < 0)
 		return -1;
 	return next <= now ? 0 : (int)(next - now > 60000 ? 60000 : next - now);
@@ -778,6 +859,8 @@ void mcp_server_tick(struct mcp_server *s, long now)
 			mcp_sess_close(s, ss);
 		}
 	}
+	melicit_tick(s, now);
+	resolve(s);
 }
 
 void mcp_server_free(struct mcp_server *s)
@@ -786,6 +869,8 @@ void mcp_server_free(struct mcp_server *s)
 		return;
 	while (s->conns)
 		mcp_conn_free(s->conns);
+	melicit_forget(s, NULL, NULL);
+	resolve(s);
 	while (s->opens) {
 		struct mopen *o = s->opens;
 		s->opens = o->next;

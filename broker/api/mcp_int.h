@@ -7,6 +7,7 @@
 
 #include <json-c/json.h>
 
+#include "core/refusals.h"
 #include "core/utf8.h"
 #include "mcp.h"
 
@@ -53,6 +54,10 @@ struct mcall {
 	bool cancelled, timed_out, interrupted;
 	struct mout out;
 	json_object *images;       /* ImageContent items */
+	/* a learning session's (mcp_elicit.c) */
+	char *refusals;            /* the block's report (REFUSALS), until its result */
+	bool elicit;               /* its client can be asked (form elicitation) */
+	char *note;                /* what the person allowed: the answer's first text */
 };
 
 struct msess {
@@ -88,6 +93,7 @@ struct mcp_conn {
 	mcp_send_fn send;
 	void *ctx;
 	char legacy[MCP_VERSION_MAX + 1];  /* negotiated by initialize; "" before */
+	bool elicit;               /* legacy: initialize declared form elicitation */
 	struct msess *dflt;
 	struct mopen *dflt_opening;
 };
@@ -104,9 +110,44 @@ struct mcp_server {
 	json_object *policy, *limits, *languages;
 	char *profile, *workspace;
 	char *run_code_desc, *instructions;
+	struct mask *asks;         /* questions to persons (mcp_elicit.c) */
+	unsigned next_elicit;
 };
 
+/* mcp_elicit.c (below mcp_run.c; mcp.c acts on what it resolves) */
+struct mask;
+enum { MEL_NONE, MEL_WAITING, MEL_ANSWERED };
+/* mrun_result's: the call's refusals (r: its result, failed: the block
+ * did not exit 0).  MEL_NONE: answer r (what could not be asked was
+ * added to it); MEL_WAITING: r is kept, the call waits for the person
+ * (legacy); MEL_ANSWERED: the call was answered input_required (r kept). */
+int melicit_offer(struct mcp_server *s, struct msess *ss, struct mcall *k, json_object *r,
+                  bool failed);
+/* a client's response: 1 when it answered one of our questions */
+int melicit_response(struct mcp_server *s, struct mcp_conn *c, const struct mcp_msg *m);
+/* a modern retry (call->request_state): 0 taken (k waits), -1 no such question */
+int melicit_retry(struct mcp_server *s, struct mcall *k, const struct mcp_call *call);
+/* WIDENED: 1 when one of ours */
+int melicit_widened(struct mcp_server *s, const struct wmsg *m);
+struct melicit_out {
+	struct msess *sess;        /* NULL: it closed meanwhile */
+	struct mcall *call;
+	bool rerun, legacy;
+	char *note;                /* malloc'd, or NULL */
+	json_object *first;        /* !rerun: the answer (the first result, noted) */
+};
+/* the next question that is settled (taken out), and what to do */
+struct mask *melicit_resolved(struct mcp_server *s);
+void melicit_resolve(struct mcp_server *s, struct mask *a, struct melicit_out *out);
+void melicit_tick(struct mcp_server *s, long now);
+long melicit_next(const struct mcp_server *s);   /* -1: nothing to wait for */
+/* a session or a connection is going (both NULL: everything); a call is
+ * finished */
+void melicit_forget(struct mcp_server *s, struct msess *ss, struct mcp_conn *c);
+void melicit_drop_call(struct mcp_server *s, struct mcall *k);
+
 /* mcp_reply.c (calls neither mcp.c nor mcp_run.c) */
+void mcp_send(struct mcp_conn *c, json_object *o);
 void mcp_answer(struct mreply *rp, json_object *result);     /* takes result */
 void mcp_answer_error(struct mreply *rp, int code, const char *msg, json_object *data);
 void mcp_reply_drop(struct mreply *rp);    /* no answer will come: release it */
@@ -132,6 +173,11 @@ void mrun_result(struct mcp_server *s, struct msess *ss, const struct wresult *r
 void mrun_error(struct mcp_server *s, struct msess *ss, const char *msg);
 void mrun_interrupt(struct mcp_server *s, struct msess *ss);
 void mrun_opened(struct mcp_server *s, struct msess *ss, struct mreply *rp);
+/* the session's running call is done (its answer sent, or none due) */
+void mrun_finish(struct mcp_server *s, struct msess *ss);
+/* run the waiting call again (a widening was granted); note (taken)
+ * opens its answer */
+void mrun_rerun(struct mcp_server *s, struct msess *ss, struct mcall *k, char *note);
 
 /* mcp_tools.c */
 int mtools_facts(struct mcp_server *s, const struct bsession *first, struct werr *err);

@@ -105,6 +105,9 @@ void mcp_msg_free(struct mcp_msg *m)
 	free(m->call.session);
 	free(m->call.profile);
 	free(m->call.workspace);
+	free(m->call.request_state);
+	json_object_put(m->call.input_responses);
+	json_object_put(m->result);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -256,6 +259,18 @@ static int only_keys(json_object *o, const char *list, const char *where, int co
 	return 0;
 }
 
+/* Elicitation in form mode among capabilities (client/elicitation
+ * "Capabilities": an empty object means form mode). */
+static bool can_elicit(json_object *caps)
+{
+	json_object *el;
+
+	if (!caps || !json_object_object_get_ex(caps, "elicitation", &el) ||
+	    !json_object_is_type(el, json_type_object))
+		return false;
+	return !json_object_object_length(el) || json_object_object_get_ex(el, "form", NULL);
+}
+
 /* The modern era's per-request _meta (basic/index "_meta"). */
 static int decode_meta(json_object *params, struct mcp_msg *m, struct mcp_error *e)
 {
@@ -286,6 +301,7 @@ static int decode_meta(json_object *params, struct mcp_msg *m, struct mcp_error 
 	if (!json_object_is_type(v, json_type_object))
 		return fail(e, MCP_E_PARAMS, "\"io.modelcontextprotocol/clientCapabilities\" must be "
 		            "an object, not %s", jstrict_type_name(v));
+	m->elicit = can_elicit(v);
 	if (opt_object(meta, "io.modelcontextprotocol/clientInfo", "params._meta", NULL, e) < 0)
 		return -1;
 	if (json_object_object_get_ex(meta, "io.modelcontextprotocol/logLevel", &v) &&
@@ -343,8 +359,13 @@ static int decode_call(json_object *params, struct mcp_call *c, struct mcp_error
 		return -1;
 	}
 	free(name);
-	if (opt_object(params, "arguments", "tools/call's params", &args, e) < 0)
+	if (opt_object(params, "arguments", "tools/call's params", &args, e) < 0 ||
+	    get_str(params, "requestState", false, MCP_STATE_MAX, &c->request_state, NULL,
+	            "tools/call's params", e) < 0 ||
+	    opt_object(params, "inputResponses", "tools/call's params", &c->input_responses, e) < 0)
 		return -1;
+	if (c->input_responses)
+		json_object_get(c->input_responses);
 	switch (c->tool) {
 	case MCP_T_RUN_CODE:
 		if (!args)
@@ -394,13 +415,14 @@ static int decode_params(json_object *params, struct mcp_msg *m, struct mcp_erro
 			return fail(e, MCP_E_PARAMS, "initialize needs params with \"protocolVersion\"");
 		if (get_str(params, "protocolVersion", true, MCP_VERSION_MAX, &s, NULL,
 		            "initialize's params", e) < 0 ||
-		    opt_object(params, "capabilities", "initialize's params", NULL, e) < 0 ||
+		    opt_object(params, "capabilities", "initialize's params", &v, e) < 0 ||
 		    opt_object(params, "clientInfo", "initialize's params", NULL, e) < 0) {
 			free(s);
 			return -1;
 		}
 		snprintf(m->version, sizeof(m->version), "%s", s);
 		free(s);
+		m->elicit = can_elicit(v);
 		return 0;
 	case MCP_M_TOOLS_LIST:
 		/* one page: no cursor this server gave can come back */
@@ -457,9 +479,14 @@ int mcp_decode(json_object *msg, struct mcp_msg *m, struct mcp_error *e)
 		goto out;
 	}
 	if (!json_object_object_get_ex(msg, "method", &v)) {
-		if (json_object_object_get_ex(msg, "result", NULL) ||
+		if (json_object_object_get_ex(msg, "result", &v) ||
 		    json_object_object_get_ex(msg, "error", NULL)) {
-			m->kind = MCP_K_RESPONSE;   /* this server sends no requests: ignored */
+			/* an answer to this server's request (elicitation/create):
+			 * its result, when it is an object; anything else says no */
+			m->kind = MCP_K_RESPONSE;
+			if (json_object_object_get_ex(msg, "result", &v) &&
+			    json_object_is_type(v, json_type_object))
+				m->result = json_object_get(v);
 			r = 0;
 			goto out;
 		}

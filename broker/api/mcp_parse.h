@@ -13,7 +13,13 @@
  *           capabilities, clientInfo), ping, tools/list, tools/call, served
  *           once the connection was initialized (mcp.c decides that).
  *   both    notifications/initialized, notifications/cancelled (requestId,
- *           reason), and responses from the client (ignored).
+ *           reason), and responses from the client (to this server's
+ *           elicitation/create requests, legacy; mcp_elicit.c).
+ * Elicitation (issue 23): a client that declared the capability
+ * (initialize's capabilities.elicitation, or the modern _meta's
+ * clientCapabilities.elicitation) with form mode (an empty object, or one
+ * with "form") may be asked; tools/call of the modern era may carry
+ * requestState and inputResponses (its retry after input_required).
  * Ids are strings (at most MCP_ID_MAX bytes, no NUL) or integers within
  * +-(2^53-1); never null, never fractional. */
 #ifndef BROKER_MCP_PARSE_H
@@ -50,7 +56,7 @@ enum mcp_kind {
 	MCP_K_NONE = 0,
 	MCP_K_REQUEST,        /* has an id: gets exactly one answer (unless cancelled) */
 	MCP_K_NOTIFICATION,   /* no id: never answered */
-	MCP_K_RESPONSE,       /* result or error from the client: ignored */
+	MCP_K_RESPONSE,       /* result or error from the client: id, and result */
 };
 
 enum mcp_method {
@@ -82,7 +88,11 @@ struct mcp_call {
 	uint32_t timeout_ms;  /* run_code: 0 = the policy's wall time only */
 	char *profile;        /* open_session (optional) */
 	char *workspace;      /* open_session (optional), absolute */
+	/* the modern retry after an input_required result */
+	char *request_state;  /* requestState: at most MCP_STATE_MAX bytes, or NULL */
+	json_object *input_responses;   /* inputResponses (an object, owned), or NULL */
 };
+#define MCP_STATE_MAX 256
 
 struct mcp_msg {
 	enum mcp_kind kind;
@@ -93,6 +103,9 @@ struct mcp_msg {
 	                                       version the client asked for */
 	struct mcp_call call; /* tools/call */
 	json_object *cancel_id;  /* notifications/cancelled: requestId (owned) */
+	bool elicit;          /* the client can be asked (form elicitation): a modern
+	                         request's capabilities; initialize's */
+	json_object *result;  /* a response: its "result" (an object, owned), or NULL */
 };
 
 struct mcp_error {

@@ -38,7 +38,7 @@ json_object *mcp_jstr_n(const char *p, size_t n)
 
 /* ---- answers ------------------------------------------------------------ */
 
-static void send_json(struct mcp_conn *c, json_object *o)
+void mcp_send(struct mcp_conn *c, json_object *o)
 {
 	size_t n;
 	const char *txt = json_object_to_json_string_length(
@@ -53,7 +53,7 @@ void mcp_batch_release(struct mbatch *bt)
 	if (--bt->waiting > 0)
 		return;
 	if (bt->conn && json_object_array_length(bt->answers) > 0)
-		send_json(bt->conn, bt->answers);
+		mcp_send(bt->conn, bt->answers);
 	json_object_put(bt->answers);
 	free(bt);
 }
@@ -67,7 +67,7 @@ static void deliver(struct mreply *rp, json_object *msg)
 		mcp_batch_release(rp->batch);
 		rp->batch = NULL;
 	} else if (rp->conn) {
-		send_json(rp->conn, msg);
+		mcp_send(rp->conn, msg);
 	}
 	json_object_put(msg);
 	json_object_put(rp->id);
@@ -102,7 +102,9 @@ void mcp_answer(struct mreply *rp, json_object *result)
 	if (rp->modern) {
 		struct mcp_conn *c = rp->conn ? rp->conn : rp->batch ? rp->batch->conn : NULL;
 		json_object *meta = json_object_new_object();
-		json_object_object_add(result, "resultType", json_object_new_string("complete"));
+		/* "complete", unless it is another kind (input_required) */
+		if (!json_object_object_get_ex(result, "resultType", NULL))
+			json_object_object_add(result, "resultType", json_object_new_string("complete"));
 		json_object_object_add(meta, "io.modelcontextprotocol/serverInfo",
 		                       c ? mtools_server_info(c->srv) : json_object_new_object());
 		json_object_object_add(result, "_meta", meta);

@@ -112,6 +112,8 @@ void mcall_free(struct mcall *k)
 	free(k->code);
 	mout_free(&k->out);
 	json_object_put(k->images);
+	free(k->refusals);
+	free(k->note);
 	free(k);
 }
 
@@ -169,8 +171,8 @@ static void start(struct mcp_server *s, struct msess *ss, struct mcall *k)
 		mcall_free(k);
 		return;
 	}
-	free(k->code);   /* sent: the supervisor has it */
-	k->code = NULL;
+	/* the code is kept: a block refused something runs again once the
+	 * person allowed it (mcp_elicit.c) */
 	k->out.half = s->o.output_max / 2;
 	ss->running = k;
 	if (k->timeout_ms)
@@ -287,6 +289,8 @@ static json_object *block_content(struct mcall *k)
 	char tail[16], *text;
 	size_t len;
 
+	if (k->note)   /* what the person allowed, before this run */
+		json_object_array_add(content, text_item(k->note, strlen(k->note)));
 	for (int i = 0; i < 2; i++) {
 		size_t n = utf8_finish(&k->out.tail[i], tail);
 		if (n)
@@ -305,6 +309,7 @@ static json_object *block_content(struct mcall *k)
 
 static void finish(struct mcp_server *s, struct msess *ss)
 {
+	melicit_drop_call(s, ss->running);
 	mcall_free(ss->running);
 	ss->running = NULL;
 	ss->last_used = mcp_now_ms();
@@ -358,8 +363,39 @@ void mrun_result(struct mcp_server *s, struct msess *ss, const struct wresult *r
 		k->images ? (int)json_object_array_length(k->images) : 0));
 	json_object_object_add(sc, "message", mcp_jstr_n(msg, strlen(msg)));
 	json_object_object_add(sc, "audit_session", mcp_jstr_n(ss->audit_id, strlen(ss->audit_id)));
-	mcp_answer(&k->rp, tool_result(block_content(k), sc, bad));
+	{
+		json_object *r = tool_result(block_content(k), sc, bad);
+
+		switch (melicit_offer(s, ss, k, r, bad)) {
+		case MEL_WAITING:
+			return;   /* the person is asked; the call stays the running one */
+		case MEL_ANSWERED:
+			break;
+		default:
+			mcp_answer(&k->rp, r);
+			break;
+		}
+	}
 	finish(s, ss);
+}
+
+void mrun_finish(struct mcp_server *s, struct msess *ss)
+{
+	if (ss->running)
+		finish(s, ss);
+}
+
+void mrun_rerun(struct mcp_server *s, struct msess *ss, struct mcall *k, char *note)
+{
+	free(k->note);
+	k->note = note;
+	mout_free(&k->out);
+	json_object_put(k->images);
+	k->images = NULL;
+	k->timed_out = k->interrupted = false;
+	k->deadline = 0;
+	ss->running = NULL;
+	start(s, ss, k);
 }
 
 void mrun_error(struct mcp_server *s, struct msess *ss, const char *msg)

@@ -31,18 +31,6 @@
 
 #define SERVE_QUEUE_MAX 256                       /* queued runs per session */
 #define SERVE_QUEUED_BYTES_MAX (64u * 1024 * 1024) /* queued code, all sessions */
-#define SERVE_PENDING_MAX 1024                    /* opens/languages awaiting answers */
-
-/* An error tied to no client's request: one client (stdio) gets it; with
- * many, it is the server's own news and goes to its stderr. */
-static void orphan_error(struct serve *s, const char *msg)
-{
-	if (s->cfg.one_client && s->clients) {
-		serve_error(s->clients, NULL, NULL, "%s", msg);
-		return;
-	}
-	fprintf(stderr, "warden-broker: %s\n", msg);
-}
 
 /* The LMC console message of Open Interpreter, with our id and session. */
 static json_object *console(struct ssession *ss, json_object *id)
@@ -132,6 +120,7 @@ static void session_remove(struct serve *s, struct ssession *ss)
 		s->queued_bytes -= r->code_len;
 		serve_srun_free(r);
 	}
+	swiden_free(ss);
 	json_object_put(ss->languages);
 	json_object_put(ss->close_id);
 	free(ss->policy_json);
@@ -139,42 +128,6 @@ static void session_remove(struct serve *s, struct ssession *ss)
 	free(ss->workspace);
 	free(ss->audit_id);
 	free(ss);
-}
-
-static struct spending *pending_take(struct serve *s, uint32_t req)
-{
-	struct spending **pp;
-
-	for (pp = &s->pending; *pp; pp = &(*pp)->next)
-		if ((*pp)->req == req) {
-			struct spending *p = *pp;
-			*pp = p->next;
-			s->n_pending--;
-			return p;
-		}
-	return NULL;
-}
-
-static void pending_free(struct spending *p)
-{
-	if (!p)
-		return;
-	json_object_put(p->id);
-	free(p->profile);
-	free(p->workspace);
-	free(p);
-}
-
-int serve_send(struct serve *s)
-{
-	struct werr err = { 0 };
-
-	if (wconn_flush_all(&s->b.c, &err) < 0) {
-		orphan_error(s, "writing to the supervisor failed");
-		fprintf(stderr, "warden-broker: writing to the supervisor: %s\n", err.msg);
-		return -1;
-	}
-	return 0;
 }
 
 /* ---- blocks ------------------------------------------------------------- */
@@ -249,6 +202,7 @@ static void finish_result(struct serve *s, struct ssession *ss, struct wresult *
 	            "fresh_jail", json_object_new_boolean(!!(res->flags & WRES_FRESH)),
 	            "denied_syscalls", denied,
 	            "message", serve_jstr(res->message), (char *)NULL);
+	swiden_after_result(ss, r->id, r->language, res);
 	ss->running = NULL;
 	ss->last_ms = serve_now_ms();
 	if (r->chat)
@@ -317,62 +271,31 @@ static void fail_queue(struct serve *s, struct ssession *ss, const char *why)
 
 /* ---- requests ------------------------------------------------------------ */
 
-/* A request that waits for the supervisor's answer; NULL (said) when too
- * many wait already. */
-static struct spending *pending_new(struct serve *s, struct sclient *c, struct serve_req *q)
-{
-	struct spending *p;
-
-	if (s->n_pending >= SERVE_PENDING_MAX) {
-		serve_error(c, q->id, NULL, "%u requests are waiting for the supervisor; wait for "
-		            "their answers", s->n_pending);
-		return NULL;
-	}
-	p = xcalloc(1, sizeof(*p));
-	p->owner = c;
-	p->req = s->b.next_req++;
-	p->op = q->op;
-	p->id = json_object_get(q->id);
-	return p;
-}
-
-/* r: what queueing p's frame returned.  Sent and waiting, or said and freed. */
-static void pending_send(struct serve *s, struct spending *p, int r, const struct werr *err)
-{
-	if (r < 0) {
-		serve_error(p->owner, p->id, NULL, "%s", err->msg);
-		pending_free(p);
-		return;
-	}
-	p->next = s->pending;
-	s->pending = p;
-	s->n_pending++;
-	serve_send(s);
-}
-
 static void req_open(struct serve *s, struct sclient *c, struct serve_req *q)
 {
 	const char *profile = q->profile ? q->profile : s->b.default_profile;
 	const char *workspace = q->workspace ? q->workspace : s->b.default_workspace;
 	struct werr err = { 0 };
-	struct spending *p = pending_new(s, c, q);
+	struct spending *p = serve_pending_new(s, c, q);
 
 	if (!p)
 		return;
 	p->profile = profile ? xstrdup(profile) : NULL;
 	p->workspace = workspace ? xstrdup(workspace) : NULL;
 	p->oneshot = q->oneshot;
-	pending_send(s, p, wproto_open(&s->b.c.out, p->req, profile, workspace,
-	                               q->oneshot ? WOPEN_ONESHOT : 0, &err), &err);
+	p->learn = q->learn;
+	serve_pending_send(s, p, wproto_open(&s->b.c.out, p->req, profile, workspace,
+	                               (q->oneshot ? WOPEN_ONESHOT : 0) |
+	                               (q->learn ? WOPEN_LEARN : 0), &err), &err);
 }
 
 static void req_languages(struct serve *s, struct sclient *c, struct serve_req *q)
 {
 	struct werr err = { 0 };
-	struct spending *p = pending_new(s, c, q);
+	struct spending *p = serve_pending_new(s, c, q);
 
 	if (p)
-		pending_send(s, p, wproto_langs(&s->b.c.out, p->req, &err), &err);
+		serve_pending_send(s, p, wproto_langs(&s->b.c.out, p->req, &err), &err);
 }
 
 static struct ssession *known_session(struct serve *s, struct sclient *c, struct serve_req *q)
@@ -523,6 +446,14 @@ void serve_client_request(struct sclient *c, const char *line, size_t len)
 		case SOP_LANGUAGES: req_languages(s, c, &q); break;
 		case SOP_CHAT: req_chat(s, c, &q, false); break;
 		case SOP_APPROVE: req_chat(s, c, &q, true); break;
+		case SOP_WIDEN:
+		case SOP_REVOKE: {
+			struct ssession *ss = known_session(s, c, &q);
+
+			if (ss)
+				swiden_request(s, c, ss, &q);
+			break;
+		}
 		case SOP_NONE: break;
 		}
 	}
@@ -653,7 +584,7 @@ void serve_tick(struct serve *s)
 
 static void on_opened(struct serve *s, struct wmsg *m)
 {
-	struct spending *p = pending_take(s, m->req);
+	struct spending *p = serve_pending_take(s, m->req);
 	struct ssession *ss;
 	json_object *policy, *limits, *jail;
 
@@ -694,7 +625,7 @@ static void on_opened(struct serve *s, struct wmsg *m)
 	            "limits", limits ? limits : json_object_new_object(),
 	            "jail", jail ? jail : json_object_new_object(),
 	            policy ? "policy" : NULL, policy, (char *)NULL);
-	pending_free(p);
+	serve_pending_free(p);
 	/* a client gone, or whose input ended, while this was on its way */
 	if (!ss->owner || ss->owner->shutdown)
 		close_session(s, ss, NULL);
@@ -702,7 +633,7 @@ static void on_opened(struct serve *s, struct wmsg *m)
 
 static void on_langlist(struct serve *s, struct wmsg *m)
 {
-	struct spending *p = pending_take(s, m->req);
+	struct spending *p = serve_pending_take(s, m->req);
 	json_object *langs;
 
 	if (!p)
@@ -710,7 +641,7 @@ static void on_langlist(struct serve *s, struct wmsg *m)
 	langs = blang_trusted_json(m->langs, json_type_array);
 	serve_event(p->owner, p->id, "languages", NULL,
 	            "languages", langs ? langs : json_object_new_array(), (char *)NULL);
-	pending_free(p);
+	serve_pending_free(p);
 }
 
 static struct ssession *running_session(struct serve *s, uint32_t session, uint32_t block)
@@ -803,14 +734,14 @@ static void on_error(struct serve *s, struct wmsg *m)
 	struct ssession *ss;
 	struct spending *p;
 
-	if (m->req && (p = pending_take(s, m->req))) {
+	if (m->req && (p = serve_pending_take(s, m->req))) {
 		serve_error(p->owner, p->id, NULL, "%s", msg);
-		pending_free(p);
+		serve_pending_free(p);
 		return;
 	}
 	ss = m->session ? session_by_id(s, m->session) : NULL;
 	if (!ss) {
-		orphan_error(s, msg);
+		serve_orphan_error(s, msg);
 		return;
 	}
 	if (ss->running && (m->block == ss->running->block || m->block == 0)) {
@@ -818,6 +749,24 @@ static void on_error(struct serve *s, struct wmsg *m)
 		return;
 	}
 	serve_error(ss->owner, ss->closing ? ss->close_id : NULL, ss->audit_id, "%s", msg);
+}
+
+static void on_refusals(struct serve *s, struct wmsg *m)
+{
+	struct ssession *ss = running_session(s, m->session, m->block);
+
+	if (ss)
+		swiden_refusals(ss, m->text);
+}
+
+static void on_widened(struct serve *s, struct wmsg *m)
+{
+	struct spending *p = serve_pending_take(s, m->req);
+
+	if (!p)
+		return;
+	swiden_answered(p->owner, p->id, p->session, p->op == SOP_REVOKE, m);
+	serve_pending_free(p);
 }
 
 static void on_closed(struct serve *s, struct wmsg *m)
@@ -847,6 +796,8 @@ static void on_frame(struct serve *s, struct wmsg *m)
 	case WM_RESULT: on_result(s, m); break;
 	case WM_ERROR: on_error(s, m); break;
 	case WM_CLOSED: on_closed(s, m); break;
+	case WM_REFUSALS: on_refusals(s, m); break;
+	case WM_WIDENED: on_widened(s, m); break;
 	default: break;   /* nothing else is addressed to serve */
 	}
 }
@@ -955,7 +906,7 @@ void serve_free(struct serve *s)
 	while (s->pending) {
 		struct spending *p = s->pending;
 		s->pending = p->next;
-		pending_free(p);
+		serve_pending_free(p);
 	}
 	schat_hub_free(s);
 	bclient_free(&s->b);

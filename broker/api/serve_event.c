@@ -1,6 +1,7 @@
 /* The serve protocol's events: JSON objects of valid UTF-8, written to
  * the one client they belong to (serve_int.h).  Below serve.c and
  * serve_chat.c, which both speak through it. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -102,5 +103,91 @@ json_object *serve_lmc(struct ssession *ss, json_object *id, const char *role, c
 	json_object_object_add(ev, "role", json_object_new_string(role));
 	json_object_object_add(ev, "type", json_object_new_string(type));
 	return ev;
+}
+
+
+/* ---- the supervisor connection: requests that wait for its answer ---- */
+
+#define SERVE_PENDING_MAX 1024                    /* opens/languages awaiting answers */
+
+/* An error tied to no client's request: one client (stdio) gets it; with
+ * many, it is the server's own news and goes to its stderr. */
+void serve_orphan_error(struct serve *s, const char *msg)
+{
+	if (s->cfg.one_client && s->clients) {
+		serve_error(s->clients, NULL, NULL, "%s", msg);
+		return;
+	}
+	fprintf(stderr, "warden-broker: %s\n", msg);
+}
+
+struct spending *serve_pending_take(struct serve *s, uint32_t req)
+{
+	struct spending **pp;
+
+	for (pp = &s->pending; *pp; pp = &(*pp)->next)
+		if ((*pp)->req == req) {
+			struct spending *p = *pp;
+			*pp = p->next;
+			s->n_pending--;
+			return p;
+		}
+	return NULL;
+}
+
+void serve_pending_free(struct spending *p)
+{
+	if (!p)
+		return;
+	json_object_put(p->id);
+	free(p->profile);
+	free(p->workspace);
+	free(p->session);
+	free(p);
+}
+
+int serve_send(struct serve *s)
+{
+	struct werr err = { 0 };
+
+	if (wconn_flush_all(&s->b.c, &err) < 0) {
+		serve_orphan_error(s, "writing to the supervisor failed");
+		fprintf(stderr, "warden-broker: writing to the supervisor: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* A request that waits for the supervisor's answer; NULL (said) when too
+ * many wait already. */
+struct spending *serve_pending_new(struct serve *s, struct sclient *c, struct serve_req *q)
+{
+	struct spending *p;
+
+	if (s->n_pending >= SERVE_PENDING_MAX) {
+		serve_error(c, q->id, NULL, "%u requests are waiting for the supervisor; wait for "
+		            "their answers", s->n_pending);
+		return NULL;
+	}
+	p = xcalloc(1, sizeof(*p));
+	p->owner = c;
+	p->req = s->b.next_req++;
+	p->op = q->op;
+	p->id = json_object_get(q->id);
+	return p;
+}
+
+/* r: what queueing p's frame returned.  Sent and waiting, or said and freed. */
+void serve_pending_send(struct serve *s, struct spending *p, int r, const struct werr *err)
+{
+	if (r < 0) {
+		serve_error(p->owner, p->id, NULL, "%s", err->msg);
+		serve_pending_free(p);
+		return;
+	}
+	p->next = s->pending;
+	s->pending = p;
+	s->n_pending++;
+	serve_send(s);
 }
 

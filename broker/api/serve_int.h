@@ -8,6 +8,7 @@
 
 #include "api_stdio.h"
 #include "core/client.h"
+#include "core/refusals.h"
 #include "core/utf8.h"
 #include "serve.h"
 
@@ -42,6 +43,11 @@ struct ssession {
 	json_object *close_id;
 	long last_ms;             /* the last request or block end (--session-idle) */
 	struct schat *chat;
+	/* a learning session (serve_widen.c): the running block's report, and
+	 * the questions of its last failed block, "asks_block.N" */
+	char *refusals;
+	struct brefusals asks;
+	uint32_t asks_block;
 };
 
 struct spending {
@@ -51,7 +57,8 @@ struct spending {
 	enum serve_op op;
 	json_object *id;
 	char *profile, *workspace;
-	bool oneshot;
+	bool oneshot, learn;
+	char *session;            /* widen, revoke: the session's (audit) id */
 };
 
 struct sclient {
@@ -96,7 +103,28 @@ void serve_error(struct sclient *c, json_object *id, const char *session, const 
 json_object *serve_lmc(struct ssession *ss, json_object *id, const char *role,
                        const char *type);
 void serve_srun_free(struct srun *r);
+/* the supervisor connection: frames queued on s->b.c.out go out (-1: it
+ * failed, said); an error no request owns; requests that wait for the
+ * supervisor's answer, by req */
 int serve_send(struct serve *s);
+void serve_orphan_error(struct serve *s, const char *msg);
+struct spending *serve_pending_new(struct serve *s, struct sclient *c, struct serve_req *q);
+void serve_pending_send(struct serve *s, struct spending *p, int r, const struct werr *err);
+struct spending *serve_pending_take(struct serve *s, uint32_t req);
+void serve_pending_free(struct spending *p);
+
+/* serve_widen.c: a learning session's refusals as questions (issue 23) */
+void swiden_refusals(struct ssession *ss, const char *json);
+/* after a block's "result": its questions (a failed block's) */
+void swiden_after_result(struct ssession *ss, json_object *id, const char *language,
+                         const struct wresult *res);
+/* the "widen" and "revoke" ops of ss */
+void swiden_request(struct serve *s, struct sclient *c, struct ssession *ss,
+                    struct serve_req *q);
+/* the supervisor's WIDENED, as "widened" (or "revoked") */
+void swiden_answered(struct sclient *c, json_object *id, const char *session, bool revoke,
+                     const struct wmsg *m);
+void swiden_free(struct ssession *ss);
 
 /* serve_chat.c */
 void schat_hub_init(struct serve *s);

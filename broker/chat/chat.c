@@ -326,6 +326,7 @@ static void chat_free(struct chat *c)
 	json_object_put(c->msgs);
 	json_object_put(c->denied);
 	json_object_put(c->audit_ids);
+	json_object_put(c->widened);
 	json_object_put(c->langs);
 	free(c->profile);
 	free(c->chat_profile);
@@ -479,6 +480,8 @@ int chat_main(struct chat_opts *o, const struct bdirs *d)
 	c.auto_run = s->auto_run > 0;
 	c.verbose = o->verbose;
 	c.oneshot = o->oneshot;
+	c.learn = !o->no_learn;
+	c.widened = json_object_new_array();
 	c.max_output = s->max_output > 0 ? s->max_output : DEFAULT_MAX_OUTPUT;
 	c.context_window = s->context_window > 0 ? s->context_window : DEFAULT_CONTEXT;
 	c.chat_profile = o->profile ? xstrdup(o->profile) : NULL;

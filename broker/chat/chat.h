@@ -32,7 +32,7 @@
 struct chat_opts {
 	struct chat_settings s;       /* the command line over config.json */
 	char *api_key, *profile, *export_script, *resume;
-	bool resume_set, no_tools, verbose, oneshot, help;
+	bool resume_set, no_tools, verbose, oneshot, help, no_learn;
 	bool conversations;           /* --conversations: list (and pick) saved ones */
 	bool jupyter_set;             /* --jupyter [NAME|-]: the notebook, no chat */
 	char *jupyter;                /* its NAME, "-" (stdout) or NULL (the

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "chat_int.h"
+#include "core/sanitize.h"
 #include "conv.h"
 #include "warden/util.h"
 
@@ -111,6 +112,24 @@ void chat_info(struct chat *c)
 	}
 	ui_note(&c->ui, "  workspace:    %s",
 	        c->bc.default_workspace ? c->bc.default_workspace : "(the current directory)");
+	/* what this session was widened by (docs/learn.md "In a session") */
+	ui_note(&c->ui, "  learning:     %s", c->learn ? "on: after a block that failed, warden "
+	        "asks whether to allow what it was refused (--no-learn: off)" : "off (--no-learn)");
+	if (json_object_array_length(c->widened)) {
+		struct sbuf l = { 0 };
+
+		for (size_t i = 0; i < json_object_array_length(c->widened); i++) {
+			const char *e = json_object_get_string(json_object_array_get_idx(c->widened, i));
+			_cleanup_free_ char *shown = wsan_str(e, strlen(e));
+
+			sbuf_addf(&l, "%s%s", i ? ", " : "", shown);
+		}
+		ui_note(&c->ui, "  widened:      %s (this session only; %%revoke drops them, "
+		        "%%profile save NAME keeps them)", l.d);
+		sbuf_free(&l);
+	} else {
+		ui_note(&c->ui, "  widened:      nothing (the profile as it is)");
+	}
 	if (pol) {
 		v = NULL;
 		if (json_object_object_get_ex(pol, "network", &v))

@@ -22,6 +22,10 @@ struct chat {
 	char *profile;                /* sandbox profile; NULL: the default */
 	char *chat_profile;           /* --profile: config.json's profile; NULL: none */
 	bool auto_run, verbose, oneshot;
+	bool learn;                   /* sessions learn what blocks are refused (not
+	                                 --no-learn), and may be widened */
+	json_object *widened;         /* what the session was widened by ("read
+	                                 /path"), as the supervisor granted it */
 	long max_output, context_window;
 	char *system_base;            /* --system-message: replaces warden's instructions */
 	char *system_extra;           /* --system-message-append: added after them */
@@ -84,6 +88,18 @@ void chat_close_session(struct chat *c);
 /* label (a fence's, as the model wrote it) names a language the session
  * runs, and not data (text, json, ...) */
 bool chat_lang_runs(struct chat *c, const char *label);
+
+/* chat_widen.c: what a block was refused, asked about (by the supervisor,
+ * on the terminal), and %allow, %revoke, %profile save.  chat_widen_offer:
+ * how many widenings were granted (the block then runs again); what the
+ * model is told goes into model. */
+struct sbuf;
+int chat_widen_offer(struct chat *c, const char *refusals, const char *lang,
+                     struct sbuf *model);
+/* these two need an open session (chat_open_session, which is above) */
+int chat_allow(struct chat *c, const char *arg);
+int chat_revoke(struct chat *c);
+int chat_profile_save(struct chat *c, const char *name);
 
 /* chat_info.c: %info (what this chat runs with) and %jupyter (the
  * conversation as a notebook) */

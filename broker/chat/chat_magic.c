@@ -23,6 +23,9 @@ static const char magic_help_text[] =
 	"  %info             model, policy, limits and what is weaker here, files, ids\n"
 	"  %jupyter [FILE]   export the conversation as a Jupyter notebook\n"
 	"  %profile [NAME]   show or switch the sandbox profile\n"
+	"  %profile save NAME  the sandbox profile plus what you allowed, as a profile\n"
+	"  %allow read|write PATH, %allow host HOST[:PORT]   widen this session (asked)\n"
+	"  %revoke           drop every widening of this session\n"
 	"  %audit            what the jail denied in this conversation\n"
 	"  %verbose          show requests, timings and sessions\n"
 	"  %help             this list\n"
@@ -121,6 +124,17 @@ int chat_magic(struct chat *c, char *line)
 		        "context window is %ld tokens (about 4 characters each)",
 		        conv_tokens(c->msgs), json_object_array_length(c->msgs),
 		        conv_tokens_str(sys), c->context_window);
+	} else if (!strcmp(cmd, "profile") && !strncmp(arg, "save", 4) &&
+	           (arg[4] == '\0' || arg[4] == ' ')) {
+		const char *name = arg + 4;
+
+		while (*name == ' ')
+			name++;
+		return *name && chat_open_session(c) < 0 ? 1 : chat_profile_save(c, name);
+	} else if (!strcmp(cmd, "allow")) {
+		return chat_open_session(c) < 0 ? 1 : chat_allow(c, arg);
+	} else if (!strcmp(cmd, "revoke")) {
+		return chat_revoke(c);
 	} else if (!strcmp(cmd, "profile")) {
 		bool ok = false;
 		struct sbuf l = { 0 };

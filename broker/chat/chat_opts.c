@@ -19,6 +19,7 @@
 #include "llm/llm.h"
 #include "core/sanitize.h"
 #include "ui.h"
+#include "warden/broker_start.h"
 #include "warden/chat_args.h"
 #include "warden/util.h"
 
@@ -42,7 +43,7 @@ const char chat_usage_text[] =
 	"      --export-script FILE   with --resume: the approved code as a shell script\n"
 	"      --jupyter [NAME|-]     with --resume: the conversation as a notebook\n"
 	"      --system-message[-append] TEXT  replace (add to) warden's instructions\n"
-	"      --connect-timeout DUR  --idle-timeout DUR   (10s, 2m)  --oneshot\n"
+	"      --connect-timeout DUR  --idle-timeout DUR (10s, 2m)  --oneshot  --no-learn\n"
 	"      --workspace DIR        the jail's workspace (default: .)\n"
 	"      --allow-workspace DIR  --allow-profile NAME   more a session may use\n"
 	"      --net MODE  --allow HOST[:PORT]   network: none, loopback or proxy\n"
@@ -232,6 +233,9 @@ static int parse_opts(int argc, char **argv, struct chat_opts *o)
 			if (dur_arg("--idle-timeout", optarg, &o->idle_ms) < 0)
 				goto fail;
 			break;
+		case WCA_NO_LEARN:
+			o->no_learn = true;
+			break;
 		case WCA_ONESHOT:
 			o->oneshot = true;
 			break;
@@ -319,39 +323,6 @@ static void chat_ports(const struct chat_settings *s, uint16_t *ports, size_t *n
 	}
 }
 
-/* The recording `make demo` replays, where it is on this machine (for the
- * hint when there is no API key): PREFIX/share/doc/warden/examples/ when
- * the broker is installed as PREFIX/libexec/warden/warden-broker, the
- * checkout's examples/ when it runs from a build directory next to it.
- * Found from the broker's own path, before confinement hides both; NULL
- * when neither is there. */
-static char *demo_recording(void)
-{
-	static const char libexec[] = "/libexec/warden";
-	char self[PATH_MAX], real[PATH_MAX];
-	_cleanup_free_ char *installed = NULL, *tree = NULL;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-	size_t len;
-
-	if (n <= 0)
-		return NULL;
-	self[n] = '\0';
-	if (!(slash = strrchr(self, '/')))
-		return NULL;
-	*slash = '\0';
-	len = strlen(self);
-	if (len > strlen(libexec) && !strcmp(self + len - strlen(libexec), libexec))
-		installed = xasprintf("%.*s/share/doc/warden/examples/demo.json",
-		                      (int)(len - strlen(libexec)), self);
-	tree = xasprintf("%s/../examples/demo.json", self);
-	if (installed && realpath(installed, real))
-		return xstrdup(real);
-	if (realpath(tree, real))
-		return xstrdup(real);
-	return NULL;
-}
-
 void chat_preload(int argc, char **argv, const struct bdirs *d, struct chat_opts *o,
                   uint16_t *ports, size_t *n_ports)
 {
@@ -359,7 +330,8 @@ void chat_preload(int argc, char **argv, const struct bdirs *d, struct chat_opts
 	if (!o->bad && !o->export_script && !o->jupyter_set && !o->help)
 		ui_preinit();
 	if (!o->bad)
-		o->demo_path = demo_recording();
+		o->demo_path = getenv(WBROKER_ENV_DEMO) && getenv(WBROKER_ENV_DEMO)[0] == '/' ?
+		               xstrdup(getenv(WBROKER_ENV_DEMO)) : NULL;   /* the supervisor's */
 }
 
 void chat_load_opts(int argc, char **argv, const struct bdirs *d, struct chat_opts *o,

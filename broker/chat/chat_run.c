@@ -15,6 +15,7 @@
 #include "core/langs.h"
 #include "conv.h"
 #include "core/lmc.h"
+#include "core/refusals.h"
 #include "llm/extract.h"
 #include "core/sanitize.h"
 #include "warden/util.h"
@@ -37,6 +38,7 @@ struct collect {
 	uint64_t total;
 	json_object *live_denied;
 	json_object *rich;           /* the block's image and html LMC messages */
+	char *refusals;              /* a learning session's report of the block */
 	const char *code;            /* the block, for its running line */
 	unsigned images, htmls;      /* kept so far (at most DISPLAYS_MAX each) */
 	unsigned dropped_images, dropped_htmls;
@@ -275,6 +277,14 @@ static void on_line(void *ctx, uint32_t line)
 		ui_spinner_start(u, label);
 }
 
+static void on_refusals(void *ctx, const char *json)
+{
+	struct collect *col = ctx;
+
+	free(col->refusals);
+	col->refusals = xstrdup(json);
+}
+
 static char *collected(struct collect *col)
 {
 	struct sbuf b = { 0 };
@@ -372,8 +382,8 @@ int chat_open_session(struct chat *c)
 
 	if (c->sess_open)
 		return 0;
-	if (bclient_open(&c->bc, c->profile, NULL, c->oneshot ? WOPEN_ONESHOT : 0, &c->sess,
-	                 &err) < 0) {
+	if (bclient_open(&c->bc, c->profile, NULL, (c->oneshot ? WOPEN_ONESHOT : 0) |
+	                 (c->learn ? WOPEN_LEARN : 0), &c->sess, &err) < 0) {
 		ui_error(&c->ui, "%s", err.msg);
 		if (c->bc.c.eof)
 			c->fatal = true;
@@ -417,6 +427,9 @@ void chat_close_session(struct chat *c)
 		ui_note(&c->ui, "closing the session: %s", err.msg);
 	bsession_free(&c->sess);
 	c->sess_open = false;
+	/* a widening is the session's: it went with it */
+	json_object_put(c->widened);
+	c->widened = json_object_new_array();
 }
 
 static void lower_trim(char *s)
@@ -595,45 +608,22 @@ static bool ran_before(struct chat *c, json_object *m, const char *lang)
 	return false;
 }
 
-int chat_run_block(struct chat *c, json_object *m)
+/* One run of the block in the session's jail: its output shown and
+ * collected for the model (appended to model), its rich output added to
+ * rich; *refusals: the learner's report when the block failed (malloc'd,
+ * or NULL). */
+static int run_once(struct chat *c, json_object *m, const char *lang, const char *code,
+                    struct sbuf *model_out, json_object *rich, char **refusals)
 {
 	struct collect col;
 	struct wresult res;
 	struct werr err = { 0 };
 	struct sbuf model = { 0 };
-	const char *lang = mstr(m, "format") ?: "";
-	const char *code;
 	sig_atomic_t before;
-	int r, a, ret = RB_RAN;
+	int r, ret = RB_RAN;
 	char *out;
 
-	ui_code_box(&c->ui, lang, chat_profile_name(c), mstr(m, "content"));
-	if (!c->auto_run) {
-		if (!c->ui.tty_in) {
-			ui_bad(&c->ui, "Not run: there is no terminal to ask for approval. Use -y "
-			       "(--auto-run) to run the model's code without asking.");
-			chat_add_console(c, CONV_DECLINED " (There was no terminal to ask; the user can "
-			               "rerun with -y to allow code to run.)");
-			return RB_DECLINED;
-		}
-		a = approve(c, m);
-		if (c->fatal)
-			return RB_FATAL;
-		if (a < 0) {
-			chat_add_console(c, CONV_NOT_RUN "the user pressed Ctrl-C at the approval prompt.");
-			return RB_INTERRUPTED;
-		}
-		if (a == 0) {
-			ui_note(&c->ui, "not run; the model will be told you declined");
-			chat_add_console(c, CONV_DECLINED);
-			return RB_DECLINED;
-		}
-	}
-	if (chat_open_session(c) < 0) {
-		chat_add_console(c, CONV_NOT_RUN "warden could not start the jail.");
-		return RB_FATAL;
-	}
-	code = mstr(m, "content") ?: "";
+	*refusals = NULL;
 	memset(&col, 0, sizeof(col));
 	col.c = c;
 	wsan_init(&col.san[0]);
@@ -644,7 +634,8 @@ int chat_run_block(struct chat *c, json_object *m)
 	col.rich = json_object_new_array();
 	col.code = code;
 	{
-		const struct bclient_cb cb = { on_output, on_audit, on_display, on_line };
+		const struct bclient_cb cb = { on_output, on_audit, on_display, on_line,
+		                               on_refusals };
 
 		ui_sigint = 0;
 		before = ui_sigint_count;
@@ -688,12 +679,15 @@ int chat_run_block(struct chat *c, json_object *m)
 		if ((res.flags & WRES_FRESH) && ran_before(c, m, lang))
 			sbuf_addf(&model, "\n" CONV_NEW_JAIL "%s jail: what earlier %s blocks defined "
 			          "is gone]", lang_name(c, lang), lang_name(c, lang));
+		if (ret == RB_RAN && brefusals_block_failed(&res))
+			*refusals = steal_pointer(&col.refusals);
 		wresult_free(&res);
 	}
-	chat_add_console(c, model.d);
+	sbuf_adds(model_out, model.d ? model.d : "");
 	for (size_t i = 0; i < json_object_array_length(col.rich); i++)
-		json_object_array_add(c->msgs, json_object_get(json_object_array_get_idx(col.rich, i)));
+		json_object_array_add(rich, json_object_get(json_object_array_get_idx(col.rich, i)));
 	json_object_put(col.rich);
+	free(col.refusals);
 	sbuf_free(&model);
 	sbuf_free(&col.head);
 	sbuf_free(&col.tail);
@@ -701,3 +695,67 @@ int chat_run_block(struct chat *c, json_object *m)
 	return ret;
 }
 
+/* The most times a block runs again after widenings: a block refused
+ * something new each time is not chased for ever. */
+#define RERUNS_MAX 3
+
+int chat_run_block(struct chat *c, json_object *m)
+{
+	struct sbuf model = { 0 };
+	json_object *rich;
+	const char *lang = mstr(m, "format") ?: "";
+	const char *code;
+	int a, ret = RB_RAN;
+
+	ui_code_box(&c->ui, lang, chat_profile_name(c), mstr(m, "content"));
+	if (!c->auto_run) {
+		if (!c->ui.tty_in) {
+			ui_bad(&c->ui, "Not run: there is no terminal to ask for approval. Use -y "
+			       "(--auto-run) to run the model's code without asking.");
+			chat_add_console(c, CONV_DECLINED " (There was no terminal to ask; the user can "
+			               "rerun with -y to allow code to run.)");
+			return RB_DECLINED;
+		}
+		a = approve(c, m);
+		if (c->fatal)
+			return RB_FATAL;
+		if (a < 0) {
+			chat_add_console(c, CONV_NOT_RUN "the user pressed Ctrl-C at the approval prompt.");
+			return RB_INTERRUPTED;
+		}
+		if (a == 0) {
+			ui_note(&c->ui, "not run; the model will be told you declined");
+			chat_add_console(c, CONV_DECLINED);
+			return RB_DECLINED;
+		}
+	}
+	if (chat_open_session(c) < 0) {
+		chat_add_console(c, CONV_NOT_RUN "warden could not start the jail.");
+		return RB_FATAL;
+	}
+	code = mstr(m, "content") ?: "";
+	rich = json_object_new_array();
+	for (int round = 0;; round++) {
+		char *refusals = NULL;
+		int g;
+
+		ret = run_once(c, m, lang, code, &model, rich, &refusals);
+		if (!refusals || round >= RERUNS_MAX) {
+			free(refusals);
+			break;
+		}
+		g = chat_widen_offer(c, refusals, lang_name(c, lang), &model);
+		free(refusals);
+		if (g <= 0 || c->fatal)
+			break;
+		/* the jail of the next run is new: the code runs whole again */
+		sbuf_addf(&model, "\n[warden: the block ran again, in a new %s jail:]\n",
+		          lang_name(c, lang));
+	}
+	chat_add_console(c, model.d);
+	for (size_t i = 0; i < json_object_array_length(rich); i++)
+		json_object_array_add(c->msgs, json_object_get(json_object_array_get_idx(rich, i)));
+	json_object_put(rich);
+	sbuf_free(&model);
+	return c->fatal ? RB_FATAL : ret;
+}

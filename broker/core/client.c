@@ -219,6 +219,10 @@ int bclient_run(struct bclient *b, uint32_t session, const char *language, const
 			if (m.block == block && cb && cb->audit)
 				cb->audit(ctx, m.syscall ? m.syscall : "?", m.count);
 			break;
+		case WM_REFUSALS:
+			if (m.block == block && cb && cb->refusals)
+				cb->refusals(ctx, m.text ? m.text : "");
+			break;
 		case WM_RESULT:
 			if (m.res.block == block) {
 				take_result(&m, res);
@@ -315,4 +319,66 @@ int bclient_edit(struct bclient *b, const char *text, char **out, struct werr *e
 		}
 		wmsg_free(&m);
 	}
+}
+
+/* One WIDENED for req. */
+static int widened(struct bclient *b, uint32_t req, uint8_t *status, uint32_t *out_flags,
+                   char **text, struct werr *err)
+{
+	for (;;) {
+		struct wmsg m = { 0 };
+
+		if (read_msg(b, &m, err) < 0)
+			return -1;
+		if (m.type == WM_WIDENED && m.req == req) {
+			*status = m.kind;
+			if (out_flags)
+				*out_flags = m.flags;
+			*text = m.text ? steal_pointer(&m.text) : xstrdup("");
+			wmsg_free(&m);
+			return 0;
+		}
+		if (m.type == WM_ERROR && m.req == req) {
+			*status = WW_REFUSED;
+			*text = m.text ? steal_pointer(&m.text) : xstrdup("refused");
+			wmsg_free(&m);
+			return 0;
+		}
+		wmsg_free(&m);
+	}
+}
+
+int bclient_widen(struct bclient *b, uint32_t session, unsigned kind, const char *value,
+                  uint32_t flags, uint8_t *status, uint32_t *out_flags, char **text,
+                  struct werr *err)
+{
+	uint32_t req = b->next_req++;
+
+	*text = NULL;
+	if (wproto_widen(&b->c.out, req, session, (uint8_t)kind, value, flags, err) < 0 ||
+	    send_out(b, err) < 0)
+		return -1;
+	return widened(b, req, status, out_flags, text, err);
+}
+
+int bclient_revoke(struct bclient *b, uint32_t session, uint8_t *status, uint32_t *out_flags,
+                   char **text, struct werr *err)
+{
+	uint32_t req = b->next_req++;
+
+	*text = NULL;
+	if (wproto_revoke(&b->c.out, req, session, err) < 0 || send_out(b, err) < 0)
+		return -1;
+	return widened(b, req, status, out_flags, text, err);
+}
+
+int bclient_save(struct bclient *b, uint32_t session, const char *name, uint8_t *status,
+                 char **text, struct werr *err)
+{
+	uint32_t req = b->next_req++;
+
+	*text = NULL;
+	if (wproto_save(&b->c.out, req, session, name, err) < 0 || send_out(b, err) < 0)
+		return -1;
+	return widened(b, req, status, NULL, text, err);
 }

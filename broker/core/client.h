@@ -46,6 +46,10 @@ struct bclient_cb {
 	/* rich output: format "png", "jpeg" or "html" (may be NULL) */
 	void (*display)(void *ctx, const char *format, const uint8_t *data, size_t len);
 	void (*line)(void *ctx, uint32_t line);   /* the block's running line (may be NULL) */
+	/* a learning session's report of the block (REFUSALS: the learner's
+	 * JSON, hostile; core/refusals.h reads it), before its RESULT (may be
+	 * NULL) */
+	void (*refusals)(void *ctx, const char *json);
 };
 /* Run one block and wait for its RESULT.  While waiting, when *interrupt
  * becomes non-zero (a SIGINT handler sets it), INTERRUPT is sent once and
@@ -61,6 +65,17 @@ int bclient_languages(struct bclient *b, char **json, struct werr *err);
 /* Ask the supervisor to open text in the user's editor; *out is the edited
  * text (malloc'd).  Fails when the supervisor does not permit it. */
 int bclient_edit(struct bclient *b, const char *text, char **out, struct werr *err);
+
+/* WIDEN (kind WK_*, flags WWIDEN_*), REVOKE, SAVE: the supervisor's
+ * answer, WIDENED: *status WW_*, *flags WWIDENED_*, *text (malloc'd) what
+ * was done or why not.  -1 only when the connection failed. */
+int bclient_widen(struct bclient *b, uint32_t session, unsigned kind, const char *value,
+                  uint32_t flags, uint8_t *status, uint32_t *out_flags, char **text,
+                  struct werr *err);
+int bclient_revoke(struct bclient *b, uint32_t session, uint8_t *status, uint32_t *out_flags,
+                   char **text, struct werr *err);
+int bclient_save(struct bclient *b, uint32_t session, const char *name, uint8_t *status,
+                 char **text, struct werr *err);
 
 void wresult_free(struct wresult *r);
 

@@ -227,6 +227,22 @@ static int confine_seccomp(struct werr *err)
 			goto out;
 		}
 	}
+	/* No process of its own: threads only (clone with CLONE_THREAD), no
+	 * fork or vfork.  It runs nothing anyway (no execve), and the
+	 * supervisor stops the broker while it asks the person a question on
+	 * chat's terminal (supervisor/ask.c): that stops all of it. */
+	{
+		struct scmp_arg_cmp cmp = { .arg = CLONE_FLAGS_ARG, .op = SCMP_CMP_MASKED_EQ,
+		                            .datum_a = CLONE_THREAD, .datum_b = 0 };
+
+		if (deny_name(ctx, "fork", EPERM, err) < 0 || deny_name(ctx, "vfork", EPERM, err) < 0)
+			goto out;
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, &cmp);
+		if (rc < 0) {
+			werr_set(err, -rc, "seccomp: clone for threads only");
+			goto out;
+		}
+	}
 	if (deny_families(ctx, SCMP_SYS(socket), socket_keep, ARRAY_SIZE(socket_keep), err) < 0 ||
 	    deny_families(ctx, SCMP_SYS(socketpair), pair_keep, ARRAY_SIZE(pair_keep), err) < 0)
 		goto out;

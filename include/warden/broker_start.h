@@ -26,6 +26,10 @@
 #define WBROKER_ENV_DATA   "WARDEN_DATA_DIR"
 /* WARDEN_FILE_<fd>=PATH: fd <fd> is PATH, as the command line spelled it. */
 #define WBROKER_ENV_FILE   "WARDEN_FILE_"
+/* The recording `make demo` replays, where it is on this machine, for chat's
+ * hint when there is no API key: found by the supervisor, as the caller (as
+ * root the broker's user may not reach a checkout in /root). */
+#define WBROKER_ENV_DEMO   "WARDEN_DEMO_RECORDING"
 
 /* The broker's own system user when warden runs as root (--broker-user). */
 #define WBROKER_USER "warden"

@@ -30,6 +30,7 @@
 /* its fds: 0 and 1 /dev/null, 2 stderr (the report), these: */
 #define WL_FD_SOCK 3      /* SOCK_SEQPACKET to the supervisor */
 #define WL_FD_POLICY 4    /* where the policy file goes (a memfd), or closed */
+#define WL_FD_JSON 5      /* where the JSON list goes (a memfd), or /dev/null */
 
 #define WL_FRAME_MAX (3 * 4096 + 512)
 #define WL_PATH_MAX 4096
@@ -47,8 +48,13 @@ enum wl_msg {
 	WLM_DENIED,        /* str name, u32 nr, u64 count, str first: a syscall the
 	                    * policy denied (the supervisor's count) */
 	WLM_END,           /* u64 unexamined, str why: the run is over; report */
+	/* a session's jail (the learner started with --session): */
+	WLM_RESET,         /* a block starts: forget what was recorded before it */
+	WLM_REPORT,        /* u32 block: the block ended: its list as JSON into
+	                    * WL_FD_JSON from offset 0, forget it, answer REPORTED */
 	/* learner -> supervisor */
 	WLM_DONE = 32,     /* u64 id, u8 recorded: looked at; continue the call */
+	WLM_REPORTED,      /* u32 block, u64 length: the JSON is written */
 };
 
 /* --- the refusals ------------------------------------------------------- */

@@ -26,7 +26,10 @@
  *   CLOSE      session                        AUDIT    session, block, syscall, count
  *   LANGS      req                            CLOSED   session
  *   EDIT       req, text                      LANGLIST req, languages JSON
- *                                             EDITED   req, text
+ *   WIDEN      req, session, kind, value,     EDITED   req, text
+ *              flags                          WIDENED  req, session, status, flags,
+ *   REVOKE     req, session                            text
+ *   SAVE       req, session, name             REFUSALS session, block, JSON
  *                                             ERROR    req, session, block, message
  *                                             DISPLAY  session, block, format, data
  *                                             LINE     session, block, line
@@ -61,6 +64,18 @@
  *  workspace: its startup files and credentials are protected and hidden,
  *  warden/catalog.h)}.  Clients ignore members they do not know.
  *
+ * WIDEN, REVOKE and SAVE (issue 23, docs/learn.md "In a session"): a
+ * session's policy widened for one path or host (kind WK_*, value the
+ * path or "host[:port]"), the widenings dropped, or saved as a profile of
+ * the caller's.  The supervisor decides each on its own facts
+ * (supervisor/widen.c): the broker only asks.  Each is answered by one
+ * WIDENED (status WW_*, text what was done or why not).  REFUSALS is a
+ * learning session's report of a block (OPEN flag WOPEN_LEARN): the
+ * learner's JSON list (include/warden/learn.h, wl_to_json), copied byte
+ * for byte by the supervisor, which never parses it (SECURITY.md G222):
+ * to the broker it is as hostile as the jail.  It comes before the
+ * block's RESULT.
+ *
  * The JSON strings in OPENED and LANGLIST go from the trusted side to the
  * untrusted one; the supervisor never parses JSON from the broker.
  */
@@ -75,7 +90,8 @@
 #include "warden/err.h"
 #include "warden/reason.h"
 
-#define WPROTO_VERSION 3   /* 2: OPENED carries the limits JSON; 3: and the jail JSON; DISPLAY, LINE */
+#define WPROTO_VERSION 4   /* 2: OPENED carries the limits JSON; 3: and the jail JSON; DISPLAY,
+                            * LINE; 4: WIDEN, REVOKE, SAVE, WIDENED, REFUSALS, WOPEN_LEARN */
 #define WPROTO_FRAME_MAX (4u * 1024 * 1024)  /* whole frame, header included */
 #define WPROTO_CODE_MAX (1u * 1024 * 1024)   /* one code block */
 #define WPROTO_OUTPUT_CHUNK (64u * 1024)     /* one OUTPUT frame's data */
@@ -95,6 +111,9 @@ enum wmsg_type {
 	WM_CLOSE = 5,
 	WM_LANGS = 6,
 	WM_EDIT = 7,
+	WM_WIDEN = 8,
+	WM_REVOKE = 9,
+	WM_SAVE = 10,
 	/* supervisor -> broker */
 	WM_WELCOME = 64,
 	WM_OPENED = 65,
@@ -107,6 +126,8 @@ enum wmsg_type {
 	WM_EDITED = 72,
 	WM_DISPLAY = 73,
 	WM_LINE = 74,
+	WM_WIDENED = 75,
+	WM_REFUSALS = 76,
 };
 /* "png", "jpeg" or "html" (WDISPLAY_FORMATS): true; anything else false. */
 bool wdisplay_format_ok(const char *format);
@@ -114,6 +135,23 @@ const char *wmsg_type_name(uint8_t type);   /* "RUN", or "unknown" */
 
 /* OPEN flags */
 #define WOPEN_ONESHOT 0x1u        /* every block in a fresh jail */
+#define WOPEN_LEARN 0x2u          /* its jails learn: REFUSALS before each RESULT */
+
+/* WIDEN kinds: what a session's policy gains */
+enum wwiden_kind { WK_READ = 0, WK_WRITE = 1, WK_HOST = 2, WK__N };
+const char *wwiden_kind_name(unsigned k);   /* "read", "write", "host" */
+/* WIDEN flags: the low byte says how the broker asked (its word, for the
+ * audit log: enum wwiden_via); WWIDEN_EXPLICIT: a person typed it
+ * (chat's %allow), not a one-key answer to a proposal */
+enum wwiden_via { WVIA_CHAT = 0, WVIA_SERVE = 1, WVIA_MCP = 2, WVIA__N };
+const char *wwiden_via_name(unsigned v);    /* "chat", "serve client", "mcp elicitation" */
+#define WWIDEN_VIA_MASK 0xffu
+#define WWIDEN_EXPLICIT 0x100u
+/* WIDENED status */
+enum wwiden_status { WW_GRANTED = 0, WW_REFUSED = 1, WW_DECLINED = 2, WW__N };
+/* WIDENED flags */
+#define WWIDENED_ALWAYS 0x1u      /* the person answered "always" */
+#define WWIDENED_NEW_JAIL 0x2u    /* the session's jails were replaced */
 
 /* RUN approval: how the code came to run, as the broker reports it (the
  * audit log records it as the broker's word, not as a fact). */
@@ -167,6 +205,8 @@ struct wmsg {
 	char *syscall;                         /* AUDIT */
 	char *format;                          /* DISPLAY */
 	uint32_t line;                         /* LINE */
+	uint8_t kind;                          /* WIDEN: WK_*; WIDENED: WW_* */
+	char *value;                           /* WIDEN: the path or host */
 	char **list; uint32_t n_list;          /* WELCOME's allowed profiles */
 	const uint8_t *data; size_t data_len;  /* RUN code, OUTPUT/DISPLAY data */
 	struct wresult res;                    /* RESULT */
@@ -188,6 +228,15 @@ int wproto_interrupt(struct wbuf *out, uint32_t session, struct werr *err);
 int wproto_close(struct wbuf *out, uint32_t session, struct werr *err);
 int wproto_langs(struct wbuf *out, uint32_t req, struct werr *err);
 int wproto_edit(struct wbuf *out, uint32_t req, const char *text, struct werr *err);
+int wproto_widen(struct wbuf *out, uint32_t req, uint32_t session, uint8_t kind,
+                 const char *value, uint32_t flags, struct werr *err);
+int wproto_revoke(struct wbuf *out, uint32_t req, uint32_t session, struct werr *err);
+int wproto_save(struct wbuf *out, uint32_t req, uint32_t session, const char *name,
+                struct werr *err);
+int wproto_widened(struct wbuf *out, uint32_t req, uint32_t session, uint8_t status,
+                   uint32_t flags, const char *text, struct werr *err);
+int wproto_refusals(struct wbuf *out, uint32_t session, uint32_t block, const char *json,
+                    struct werr *err);
 
 int wproto_welcome(struct wbuf *out, uint32_t version, const char *default_profile,
                    const char *default_workspace, char *const *profiles, uint32_t n,

@@ -66,6 +66,17 @@ struct wrun_result {
  * could not run it (err set; err->exit_code 125, 126 or 127). */
 int wrun(const struct wrun_opts *o, struct wrun_result *res, struct werr *err);
 
+/* Where warden-egress, the egress proxy's process of network mode proxy, is
+ * looked for: WARDEN_EGRESS, else beside warden itself (the build tree),
+ * else PREFIX/libexec/warden beside warden's bin/ (supervisor/egress_start.c;
+ * `warden doctor` checks it).  malloc'd. */
+char *wegress_exe_path(void);
+/* `warden doctor`: start warden-egress as a session would (as root, as
+ * user: the broker's), hand it its CONFIG, wait for READY (it confined
+ * itself), close its socket and reap it.  0 when it was ready and exited 0;
+ * -1 and err ("it was killed by SIGSYS: ...", with its last LOG line). */
+int wegress_probe(const char *user, struct werr *err);
+
 /* --- warden policy check ----------------------------------------------------
  * The checks a run of policy p in workspace (NULL: the current directory)
  * makes against this machine before it starts anything (jail_plan_check:
@@ -101,6 +112,7 @@ struct wserve_opts {
 	const char *listen;     /* --listen ADDR (serve): HOST:PORT, a path, or systemd */
 	const char *token_file; /* --token-file FILE */
 	const char *tls_cert, *tls_key;
+	bool learn;             /* --learn: every session learns (issue 23) */
 };
 /* --max-sessions default and ceiling; --pool default and ceiling;
  * --pool-idle default, in seconds */

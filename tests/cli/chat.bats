@@ -593,6 +593,18 @@ JSON
 	[[ "$demo" == /* ]]
 	[ -f "$demo" ]
 	cmp "$demo" "$WARDEN_TOP/examples/demo.json"
+	is_root || return 0
+	# as root, from a checkout the broker's user cannot reach (a clone in
+	# /root, 0700): the hint still names it (make test-fresh found it gone)
+	local priv="$T/private"
+	mkdir -p "$priv/build" "$priv/examples"
+	chmod 700 "$priv"
+	cp "$WARDEN" "$(dirname "$WARDEN")/warden-broker" "$(dirname "$WARDEN")/warden-egress" "$priv/build/"
+	cp "$WARDEN_TOP/examples/demo.json" "$priv/examples/"
+	run bash -c "cd / && '$priv/build/warden' chat --workspace '$WS' hello"
+	echo "$output"
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"try --model replay:$priv/examples/demo.json"* ]]
 }
 
 # Issue 20 (1): many local models answer with a fenced block and never call

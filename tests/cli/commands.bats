@@ -4,7 +4,10 @@ load ../helpers
 bats_require_minimum_version 1.5.0
 
 setup() { common_setup; }
-teardown() { common_teardown; }
+teardown() {
+	[ -z "${DOC_DIR:-}" ] || rm -rf "$DOC_DIR"
+	common_teardown
+}
 
 @test "audit: reads back a run as a table and as JSON, filtered by session" {
 	"$WARDEN" run --workspace "$WS" --json "$WS.json" -- /bin/sh -c 'echo hi' >/dev/null
@@ -85,6 +88,46 @@ audit_two_sessions() {
 	[[ "$output" == *"memory"* ]]
 	[[ "$output" == *"python"* ]]
 	[[ "$output" =~ "warden run true"\ +ok ]]
+}
+
+# warden-egress, network mode proxy's process (issue 21): doctor looks for
+# it where warden does (WARDEN_EGRESS, beside warden, PREFIX/libexec/warden),
+# starts it as a session would (as root as the broker's user) and waits for
+# its READY; missing, not executable or not starting, the row says the fix.
+# The fakes live in a directory of their own that the user warden can reach.
+@test "doctor: checks warden-egress (found, executable, starts and confines itself) and names the fix" {
+	local line
+	run "$WARDEN" doctor
+	[ "$status" -eq 0 ]
+	line=$(grep '^  egress proxy ' <<<"$output")
+	echo "$line"
+	[[ "$line" =~ ^\ +egress\ proxy\ +ok\ + ]]
+	[[ "$line" == *"/warden-egress (started, confined itself, ready)" ]]
+	DOC_DIR=$(mktemp -d /tmp/warden-doctor.XXXXXX)
+	chmod 0755 "$DOC_DIR"
+	# warden alone, no warden-egress beside it nor in ../libexec/warden
+	cp "$WARDEN" "$DOC_DIR/warden"
+	run "$DOC_DIR/warden" doctor
+	[ "$status" -eq 0 ]
+	line=$(grep '^  egress proxy ' <<<"$output")
+	echo "$line"
+	[[ "$line" =~ ^\ +egress\ proxy\ +NO\ + ]]
+	[[ "$line" == *"$DOC_DIR/../libexec/warden/warden-egress: No such file or directory (nor is warden-egress beside warden); network mode proxy cannot start: reinstall warden"*"WARDEN_EGRESS"* ]]
+	# not executable
+	printf '#!/bin/sh\nexit 3\n' > "$DOC_DIR/fake"
+	chmod 0644 "$DOC_DIR/fake"
+	run env WARDEN_EGRESS="$DOC_DIR/fake" "$WARDEN" doctor
+	line=$(grep '^  egress proxy ' <<<"$output")
+	echo "$line"
+	[[ "$line" =~ ^\ +egress\ proxy\ +NO\ + ]]
+	[[ "$line" == *"$DOC_DIR/fake is not an executable file"*"chmod 0755 $DOC_DIR/fake"* ]]
+	# executable, but it ends before READY
+	chmod 0755 "$DOC_DIR/fake"
+	run env WARDEN_EGRESS="$DOC_DIR/fake" "$WARDEN" doctor
+	line=$(grep '^  egress proxy ' <<<"$output")
+	echo "$line"
+	[[ "$line" =~ ^\ +egress\ proxy\ +NO\ + ]]
+	[[ "$line" == *"$DOC_DIR/fake does not run: it exited 3 before it was ready"* ]]
 }
 
 # Issue 13: doctor prints the exact commands that would give full limits,

@@ -140,6 +140,35 @@ ended_clean() {
 	ended_clean
 }
 
+# The egress process's own records, of no session, in `warden audit`'s
+# default view (the last runs): between the run's records, each summarised
+# (its pid; how it ended, or how long a restarted one was down); read as
+# strictly as every record: an egress_start whose pid is not a number is
+# reported by its line and not shown.
+@test "egress: warden audit's default view shows the egress process's start and end, read strictly" {
+	"$WARDEN" run --quiet --no-stdin --workspace "$WS" --audit-log "$AUDIT" --net proxy \
+		--allow "$ADDR:$HTTP" --timeout 120s -- \
+		sh -c 'while [ ! -e done ]; do sleep 0.05; done' 3>&- &
+	WPID=$!
+	local pid
+	pid=$(egress_pid)
+	ended_clean
+	run --separate-stderr "$WARDEN" audit --no-pager --audit-log "$AUDIT"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *" run_start "*" egress_start   egress proxy pid $pid ready"*" run_end "* ]]
+	[[ "$output" == *" egress_end     egress proxy pid $pid ended, exit=0: stopped: warden is ending"* ]]
+	# a restart, as the supervisor writes it; and one with a pid of the wrong type
+	printf '{"ts":"2031-01-01T00:00:00.000Z","event":"egress_start","pid":7,"restart":true,"down_ms":250,"refused":3}\n' >> "$AUDIT"
+	printf '{"ts":"2031-01-01T00:00:01.000Z","event":"egress_start","pid":"8","restart":false}\n' >> "$AUDIT"
+	run --separate-stderr "$WARDEN" audit --no-pager --audit-log "$AUDIT"
+	echo "$output"; echo "$stderr"
+	[ "$status" -eq 1 ]
+	[[ "$output" == *" egress_start   egress proxy pid 7 ready again after 250ms down (3 requests answered 502 meanwhile)"* ]]
+	[[ "$output" != *"pid 8"* ]]
+	[[ "$stderr" == *"$AUDIT:$(wc -l < "$AUDIT"): malformed audit record; \"pid\" has the wrong type"* ]]
+}
+
 # G194: a wrapper around the real binary (a copy in $E, which the egress's
 # user can reach) that waits while $E/hold exists before it becomes the
 # egress process: the test keeps the restarted process from saying READY

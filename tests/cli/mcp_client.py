@@ -445,8 +445,157 @@ def s_eof(m, ws):
           "a call was answered after EOF")
 
 
+# ---- learning servers (issue 23): the person is asked, never the model ------
+# `warden mcp --learn --allow-workspace LEARN_DATA`: LEARN_DATA holds
+# sales.csv, outside the workspace; AUDIT the audit log.
+
+def learn_code():
+    return "print(open(%r).read())" % (os.environ["LEARN_DATA"] + "/sales.csv")
+
+
+def widen_records():
+    with open(os.environ["AUDIT"]) as f:
+        return [r for r in map(json.loads, filter(str.strip, f)) if r.get("event") == "widen"]
+
+
+def legacy_init(m, elicit):
+    caps = {"elicitation": {}} if elicit else {}
+    r = m.result("initialize", {"protocolVersion": "2025-11-25", "capabilities": caps,
+                                "clientInfo": {"name": "mcp_client.py", "version": "1"}})
+    m.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return r
+
+
+def check_asked(params, value):
+    props = params["requestedSchema"]["properties"]
+    check(list(props) == ["allow_1"] and props["allow_1"]["type"] == "boolean" and
+          props["allow_1"]["title"] == "read " + value and
+          props["allow_1"]["default"] is False, "the form: %s" % params)
+    check(value in params["message"], "the message does not name %s: %s" % (value, params))
+
+
+def s_learn_elicit(m, ws):
+    """A legacy client that declared elicitation: warden asks it
+    (elicitation/create), the call waits; accept: the session is widened
+    and the block's second run answers the call."""
+    value = os.environ["LEARN_DATA"] + "/sales.csv"
+    legacy_init(m, True)
+    rid = m.request("tools/call", {"name": "run_code", "arguments": {"language": "python",
+                                                                     "code": learn_code()}})
+    q = m.wait(lambda x: isinstance(x, dict) and x.get("method") == "elicitation/create",
+               "the elicitation request")
+    check("mode" not in q["params"], "a legacy request with mode: %s" % q)
+    check_asked(q["params"], value)
+    check(not [x for x in m.seen if isinstance(x, dict) and x.get("id") == rid],
+          "the call was answered before the person")
+    m.send({"jsonrpc": "2.0", "id": q["id"], "result": {"action": "accept",
+                                                        "content": {"allow_1": True}}})
+    r = m.answer(rid)["result"]
+    check(r["isError"] is False and "region,total" in text_of(r), "the second run: %s" % r)
+    check("the person allowed the code to read " + value in r["content"][0]["text"],
+          "the note: %s" % r["content"][0])
+    rec = widen_records()
+    check(len(rec) == 1 and rec[0]["granted"] is True and rec[0]["by"] == "mcp elicitation",
+          "the audit: %s" % rec)
+    check(m.close() == 0, "exit status")
+
+
+def s_learn_decline(m, ws):
+    """decline: the call gets the first run's result, nothing is widened."""
+    legacy_init(m, True)
+    rid = m.request("tools/call", {"name": "run_code", "arguments": {"language": "python",
+                                                                     "code": learn_code()}})
+    q = m.wait(lambda x: isinstance(x, dict) and x.get("method") == "elicitation/create",
+               "the elicitation request")
+    m.send({"jsonrpc": "2.0", "id": q["id"], "result": {"action": "decline"}})
+    r = m.answer(rid)["result"]
+    check(r["isError"] is True and "FileNotFoundError" in text_of(r), "the result: %s" % r)
+    check("did not allow" in r["content"][-2]["text"], "no note: %s" % r["content"][-2])
+    sc(r)
+    check(not widen_records(), "declined, yet widened")
+    check(m.close() == 0, "exit status")
+
+
+def no_way_for_the_model(text):
+    """What a client that cannot elicit shows the model: the refusal and
+    who can allow it, and no tool or argument to approve it."""
+    check("Only a person can allow it" in text and "elicitation" in text, text)
+    for word in ("run_code", "open_session", "\"allow", "answer", "approve"):
+        check(word not in text, "the model is shown a way to approve (%r): %s" % (word, text))
+
+
+def s_learn_plain(m, ws):
+    """A legacy client that cannot elicit: no request reaches it; the result
+    says what was refused and that only a person can allow it."""
+    legacy_init(m, False)
+    r = m.run(learn_code())
+    check(r["isError"] is True, r)
+    check(not [x for x in m.seen if isinstance(x, dict) and "method" in x],
+          "a request to a client that cannot elicit")
+    no_way_for_the_model(r["content"][-2]["text"])
+    sc(r)
+    check(not widen_records(), "widened without a person")
+    check(m.close() == 0, "exit status")
+
+
+def s_learn_modern(m, ws):
+    """2026-07-28: an input_required result asks; the retry carries the
+    answer; the requestState is used once and bound to the code."""
+    value = os.environ["LEARN_DATA"] + "/sales.csv"
+    mt = dict(meta())
+    mt["io.modelcontextprotocol/clientCapabilities"] = {"elicitation": {"form": {}}}
+    args = {"language": "python", "code": learn_code()}
+
+    def call(extra):
+        rid = m.next_id
+        m.next_id += 1
+        m.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                "params": dict({"_meta": mt, "name": "run_code", "arguments": args}, **extra)})
+        return m.answer(rid)
+
+    r = call({})["result"]
+    check(r.get("resultType") == "input_required" and "content" not in r, "first: %s" % r)
+    req = r["inputRequests"]["warden_widen"]
+    check(req["method"] == "elicitation/create" and req["params"]["mode"] == "form", req)
+    check_asked(req["params"], value)
+    state = r["requestState"]
+    check(len(state) == 32, "requestState of %d characters" % len(state))
+    # another code with this state: refused, and the state is not used up
+    args["code"] = "print(2)"
+    bad = call({"requestState": state, "inputResponses": {"warden_widen": {
+        "action": "accept", "content": {"allow_1": True}}}})["result"]
+    check(bad["isError"] is True and "requestState" in bad["content"][0]["text"], bad)
+    args["code"] = learn_code()
+    ok = call({"requestState": state, "inputResponses": {"warden_widen": {
+        "action": "accept", "content": {"allow_1": True}}}})["result"]
+    check(ok.get("resultType") == "complete" and ok["isError"] is False and
+          "region,total" in text_of(ok), "the retry: %s" % ok)
+    again = call({"requestState": state, "inputResponses": {"warden_widen": {
+        "action": "accept", "content": {"allow_1": True}}}})["result"]
+    check(again["isError"] is True and "requestState" in again["content"][0]["text"],
+          "a requestState used twice: %s" % again)
+    rec = widen_records()
+    check(len(rec) == 1 and rec[0]["granted"] is True and rec[0]["by"] == "mcp elicitation",
+          "the audit: %s" % rec)
+    check(m.close() == 0, "exit status")
+
+
+def s_learn_modern_plain(m, ws):
+    """2026-07-28 without the elicitation capability: a complete result
+    with the refusals; no input_required."""
+    r = m.run(learn_code(), modern=True)
+    check(r["isError"] is True, r)
+    no_way_for_the_model(r["content"][-2]["text"])
+    sc(r)
+    check(not widen_records(), "widened without a person")
+    check(m.close() == 0, "exit status")
+
+
 SCENARIOS = {"legacy": s_legacy, "modern": s_modern, "image": s_image, "cancel": s_cancel,
-             "malformed": s_malformed, "version": s_version, "eof": s_eof}
+             "malformed": s_malformed, "version": s_version, "eof": s_eof,
+             "learn_elicit": s_learn_elicit, "learn_decline": s_learn_decline,
+             "learn_plain": s_learn_plain, "learn_modern": s_learn_modern,
+             "learn_modern_plain": s_learn_modern_plain}
 
 
 def main():

@@ -320,6 +320,40 @@ PY
 	[ "$(grep -c 'accept: Too many open files' "$WS/proxyd.err")" -le 1 ]
 }
 
+# G107's last resort: an accept that still meets a full fd table (the
+# process's own fds beyond its reserve: proxyd --fd-free leaves 3 slots, which
+# 3 silent clients take) pauses that listener until the next tick.  The
+# connection that met EMFILE waits in the accept queue, the listener stays
+# readable: a proxy that kept watching it would spin on it, never sleeping.
+# Once fds are free again, that connection is served (a CONNECT the list
+# refuses: its answer needs no fd but its own).
+@test "proxy: an accept that meets a full fd table pauses the listener instead of spinning, and serves once fds are free" {
+	rm -f "$WS/proxy.port"
+	prlimit --nofile=200 "$PROXYD" --confine 1 --head-timeout 600000 --fd-free 3 "$WS/proxy.port" \
+		"127.0.0.1:$ECHO_PORT" 2> "$WS/proxyd.err" 3>&- &
+	PROXY_PID=$!
+	PIDS+=("$PROXY_PID")
+	PROXY=$(wait_for "$WS/proxy.port" '^\([0-9][0-9]*\)$')
+	python3 "$PEER" queue "$PROXY" "127.0.0.1:$HTTP_PORT" 3 "$WS/q.ready" "$WS/q.go" > "$WS/q.out" 3>&- &
+	local q=$! i st=
+	PIDS+=("$q")
+	# the control: the fourth client's accept met the full table
+	wait_for "$WS/proxyd.err" '.*\(accept: Too many open files\).*'
+	# the proxy sleeps (state S), its listener paused, while that client waits
+	for i in $(seq 300); do
+		st=$(sed 's/^.*) \([A-Z]\) .*/\1/' "/proc/$PROXY_PID/stat")
+		[ "$st" = S ] && break
+		sleep 0.1
+	done
+	echo "state: $st"
+	[ "$st" = S ]
+	# the three leave: the waiting client is served
+	touch "$WS/q.go"
+	wait "$q"
+	cat "$WS/q.out"
+	[[ "$(cat "$WS/q.out")" == "HTTP/1.1 403 Forbidden"* ]]
+}
+
 # The name that was checked is the only one looked up: never the name with a
 # search domain of resolv.conf appended, whose answer no entry allowed
 # (SECURITY.md G108).  In private mount and network namespaces: resolv.conf
@@ -471,14 +505,18 @@ SH
 # connection, even when a literal loopback entry and a wildcard are in the
 # list (SECURITY.md G109): numeric and octal and short IPv4 forms,
 # IPv4-mapped and compatible IPv6, ::1 and :: and 0.0.0.0, a zone id,
-# trailing dots, upper case, userinfo
+# trailing dots, upper case, userinfo.  The same spellings of the address
+# the list does name (127.0.0.2) are refused too: only its dotted quad
+# matches (inet_pton, never inet_aton's "127.2"), and a spelling that
+# matched no entry is never looked up
 @test "proxy: no spelling of a loopback address gets past a list naming another one" {
 	start_proxy --audit "$AUDIT" -- "127.0.0.2:$HTTP_PORT" "*.example.org" "allowed.example.net"
 	local t p=$HTTP_PORT
 	for t in "2130706433:$p" "0x7f.1:$p" "127.1:$p" "0177.0.0.1:$p" "127.000.000.001:$p" \
 		"[::ffff:127.0.0.1]:$p" "[::ffff:7f00:1]:$p" "[::127.0.0.1]:$p" "[::1]:$p" "[::1%25lo]:$p" \
 		"[::]:$p" "0.0.0.0:$p" "127.0.0.1.:$p" "LOCALHOST.:$p" "localhost:$p" \
-		"allowed.example.net@127.0.0.1:$p" "[::ffff:127.0.0.2]:$p" "127.0.0.1:0$p"; do
+		"allowed.example.net@127.0.0.1:$p" "[::ffff:127.0.0.2]:$p" "127.0.0.1:0$p" \
+		"127.2:$p" "0x7f.0.0.2:$p" "2130706434:$p" "0177.0.0.2:$p" "127.000.000.002:$p"; do
 		run python3 "$PEER" raw "$PROXY" "CONNECT $t HTTP/1.1\\r\\n\\r\\nGET /hello.txt HTTP/1.0\\r\\n\\r\\n"
 		echo "$t: ${lines[0]}"
 		[[ "${lines[0]}" == "HTTP/1.1 403 Forbidden"* || "${lines[0]}" == "HTTP/1.1 400 Bad Request"* ]]
@@ -552,6 +590,8 @@ SH
 	grep -q -- "--allow 192.0.1.7:$port" "$WS/r.v4"
 	[[ "$(head -1 "$WS/r.v6")" == "HTTP/1.1 403 Forbidden"* ]]
 	grep -q "svc6.warden.test resolved to 3fff::7, an address of one of this host's own" "$WS/r.v6"
+	# an IPv6 address is written in brackets in the allow line, as an entry must be
+	grep -q -- "--allow \[3fff::7\]:$port" "$WS/r.v6"
 	[[ "$(head -1 "$WS/r.mapped")" == "HTTP/1.1 403 Forbidden"* ]]
 	grep -q "mapped.warden.test resolved to ::ffff:192.0.1.7, an address of one of this host's own" "$WS/r.mapped"
 	run ! grep -q hello-through-proxy "$WS/r.v4" "$WS/r.v6" "$WS/r.mapped"
@@ -659,8 +699,9 @@ SH
 	[ ! -s "$WS/hole.out" ]
 	kill "$stuck"
 	kill -TERM "$PROXY_PID"; wait "$PROXY_PID"
-	# with a short deadline: 504, saying which step took too long
-	start_proxy --audit "$AUDIT" --dial-timeout 300 -- "127.0.0.1:$hole"
+	# with a short deadline: 504, saying which step took too long (the head's
+	# deadline far away: only the dial deadline can answer)
+	start_proxy --audit "$AUDIT" --head-timeout 600000 --dial-timeout 300 -- "127.0.0.1:$hole"
 	run python3 "$PEER" raw "$PROXY" "CONNECT 127.0.0.1:$hole HTTP/1.1\\r\\n\\r\\n"
 	echo "$output"
 	[[ "${lines[0]}" == "HTTP/1.1 504 Gateway Timeout"* ]]
@@ -671,7 +712,8 @@ SH
 
 # The same deadline while the name is still being looked up: a DNS server
 # that never answers (private mount and network namespaces, resolv.conf
-# pointing at it, c-ares told to wait 30 s for it)
+# pointing at it, c-ares told to wait 30 s for it; the head's deadline far
+# away: only the dial deadline can answer)
 @test "proxy: a lookup that never ends gets 504 at the deadline" {
 	printf 'nameserver 127.0.0.1\noptions timeout:30 attempts:1\n' > "$WS/resolv.conf"
 	cat > "$WS/dns.py" <<'PY'
@@ -693,7 +735,7 @@ python3 "$ws/dns.py" "$ws/dns.log" "$ws/dns.ready" &
 dns=$!
 trap 'kill $dns $px 2>/dev/null || true' EXIT
 for i in $(seq 300); do [ -e "$ws/dns.ready" ] && break; sleep 0.1; done
-"$proxyd" --confine 1 --audit "$ws/audit" --dial-timeout 300 "$ws/proxy.port" 'slow.warden.test:80' &
+"$proxyd" --confine 1 --audit "$ws/audit" --head-timeout 600000 --dial-timeout 300 "$ws/proxy.port" 'slow.warden.test:80' &
 px=$!
 for i in $(seq 300); do [ -s "$ws/proxy.port" ] && break; sleep 0.1; done
 python3 "$peer" raw "$(cat "$ws/proxy.port")" 'GET http://slow.warden.test/ HTTP/1.1\r\n\r\n' || true

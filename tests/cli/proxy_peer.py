@@ -19,6 +19,12 @@ hostile or careless jailed code would.
   proxy_peer.py giant PROXY              a 20 KiB head; prints the answer
   proxy_peer.py hold PROXY N             N connections that never send; then
                                          one more; prints its answer
+  proxy_peer.py queue PROXY TARGET N READY GO
+                                         N connections that never send, then
+                                         CONNECT TARGET on one more (READY
+                                         once sent); once the file GO
+                                         exists, the N leave; prints the
+                                         answer's first line
   proxy_peer.py raw PROXY TEXT           sends TEXT (\\r\\n escapes) and
                                          half-closes; prints the answer
   proxy_peer.py idle PROXY TARGET        CONNECT TARGET, one echoed line,
@@ -29,8 +35,9 @@ hostile or careless jailed code would.
                                          file STOP exists, then one more
                                          (STOP.ready once established);
                                          prints "active ok" or where it broke
-Every wait is bounded (30 s) so a broken proxy fails the test, never hangs
-it."""
+Every wait on the proxy is bounded (30 s) so a broken proxy fails the test,
+never hangs it; queue's wait for GO, the test's own signal, is longer (300
+s), so that the test's polls end first."""
 import os
 import socket
 import socketserver
@@ -235,6 +242,21 @@ def hold(proxy, n):
     del socks
 
 
+def queue(proxy, target, n, ready, go):
+    socks = [conn(proxy) for _ in range(n)]
+    s = conn(proxy)
+    s.sendall(b"CONNECT " + target.encode() + b" HTTP/1.1\r\n\r\n")
+    open(ready, "w").close()
+    for _ in range(10 * T * 20):   # the test's to end: longer than any of its waits
+        if os.path.exists(go):
+            break
+        time.sleep(0.05)
+    for h in socks:
+        h.close()
+    head = read_head(s)
+    sys.stdout.write(head.decode(errors="replace").split("\r\n")[0] + "\n")
+
+
 def raw(proxy, text):
     s = conn(proxy)
     s.sendall(text.encode().decode("unicode_escape").encode("latin-1"))
@@ -246,6 +268,8 @@ def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "echo":
         echo(*args[:2])
+    elif cmd == "queue":
+        queue(args[0], args[1], int(args[2]), args[3], args[4])
     elif cmd == "blackhole":
         blackhole(args[0])
     elif cmd == "idle":

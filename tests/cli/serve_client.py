@@ -1476,6 +1476,156 @@ def scenario_main(prog, scenarios):
     return 0
 
 
+# ---- learning sessions (issue 23): refusals as questions, widening --------
+# LEARN_DATA: a directory outside the workspace with sales.csv in it (the
+# bats test makes it); HOME: one with .ssh/id_rsa (dangerous to read).
+
+def learn_read(path):
+    return "print(open(%r).read())" % path
+
+
+def learn_fail(s, sid, code):
+    """A block that fails, and the confirmations that follow its result."""
+    rid = s.start(sid, "python", code)
+    out, err, res, _ = s.collect(rid)
+    check(res.get("event") == "result" and res.get("exit_code") == 1,
+          "the refused block should exit 1: %s %s" % (res, err[-300:]))
+    confs, refused = [], []
+    # what follows the result: confirmations and refused events of the block
+    rid2 = s.send({"op": "languages"})
+    while True:
+        ev = s.wait(lambda e: e.get("id") in (rid, rid2), what="after the result")
+        if ev.get("id") == rid2:
+            break
+        if ev.get("type") == "confirmation":
+            check(ev.get("format") == "widen", "confirmation format: %s" % ev)
+            confs.append(ev["content"])
+        elif ev.get("event") == "refused":
+            refused.append(ev)
+    return err, confs, refused
+
+
+def sc_learn_widen(s, args):
+    """yes within the operator's bound (--allow-workspace DATA): granted, the
+    block runs again and reads the file; the audit log says who and how."""
+    data = os.environ["LEARN_DATA"]
+    sid = s.open(learn=True)
+    err, confs, _ = learn_fail(s, sid, learn_read(data + "/sales.csv"))
+    check("FileNotFoundError" in err, "the block was not refused: %s" % err[-300:])
+    mine = [c for c in confs if c.get("value") == data + "/sales.csv"]
+    check(len(mine) == 1, "no question for the file: %s" % confs)
+    c = mine[0]
+    check(c["kind"] == "read" and c["restarts"] == "python" and
+          c["question"] == "the code tried to read %s/sales.csv (refused by profile "
+          "workspace). Allow read for this session?" % data, "the question: %s" % c)
+    rid = s.send({"op": "widen", "session": sid, "ask": c["ask"], "answer": "yes"})
+    ev = s.wait_id(rid)
+    check(ev.get("event") == "widened" and ev.get("granted") is True and
+          ev.get("value") == data + "/sales.csv" and ev.get("new_jail") is True,
+          "widen: %s" % ev)
+    out, err, res, _ = s.run(sid, "python", learn_read(data + "/sales.csv"))
+    ok_result(res, "the block again")
+    check(out == "region,total\nnorth,12\n\n" and res.get("fresh_jail") is True,
+          "the block again read %r (fresh %s)" % (out, res.get("fresh_jail")))
+    rec = [r for r in audit_records(args, "widen") if r.get("session") == sid]
+    check(len(rec) == 1 and rec[0]["granted"] is True and rec[0]["kind"] == "read" and
+          rec[0]["value"] == data + "/sales.csv" and rec[0]["by"] == "serve client" and
+          rec[0]["by_source"] == "broker" and rec[0]["in_bound"] is True,
+          "the audit's widen record: %s" % rec)
+    # a widening is its session's: another session does not have it
+    other = s.open(learn=True)
+    _, err, res, _ = s.run(other, "python", learn_read(data + "/sales.csv"))
+    check(res.get("exit_code") == 1 and "FileNotFoundError" in err,
+          "another session read it: %s" % res)
+
+
+def sc_learn_bound(s, args):
+    """yes past the operator's bound: serve never widens there, whatever the
+    client answers; the file stays out of the jail."""
+    data = os.environ["LEARN_DATA"]
+    sid = s.open(learn=True)
+    _, confs, _ = learn_fail(s, sid, learn_read(data + "/sales.csv"))
+    mine = [c for c in confs if c.get("value") == data + "/sales.csv"]
+    check(len(mine) == 1, "no question for the file: %s" % confs)
+    rid = s.send({"op": "widen", "session": sid, "ask": mine[0]["ask"], "answer": "yes"})
+    ev = s.wait_id(rid)
+    check(ev.get("event") == "widened" and ev.get("granted") is False and
+          ev.get("status") == "refused" and "--allow-workspace" in ev.get("message", ""),
+          "widen past the bound: %s" % ev)
+    _, err, res, _ = s.run(sid, "python", learn_read(data + "/sales.csv"))
+    check(res.get("exit_code") == 1 and "FileNotFoundError" in err,
+          "the block read the file after a refused widening: %s" % res)
+    rec = [r for r in audit_records(args, "widen") if r.get("session") == sid]
+    check(len(rec) == 1 and rec[0]["granted"] is False and rec[0]["in_bound"] is False,
+          "the audit's widen record: %s" % rec)
+
+
+def sc_learn_no(s, args):
+    """no keeps the refusal: nothing reaches the supervisor, the next run is
+    refused again; a question of an earlier block cannot be answered."""
+    data = os.environ["LEARN_DATA"]
+    sid = s.open(learn=True)
+    _, confs, _ = learn_fail(s, sid, learn_read(data + "/sales.csv"))
+    mine = [c for c in confs if c.get("value") == data + "/sales.csv"]
+    check(len(mine) == 1, "no question for the file: %s" % confs)
+    rid = s.send({"op": "widen", "session": sid, "ask": mine[0]["ask"], "answer": "no"})
+    ev = s.wait_id(rid)
+    check(ev.get("event") == "widened" and ev.get("granted") is False and
+          ev.get("status") == "declined", "no: %s" % ev)
+    _, err, res, _ = s.run(sid, "python", learn_read(data + "/sales.csv"))
+    check(res.get("exit_code") == 1, "refused no longer: %s" % res)
+    check(not [r for r in audit_records(args, "widen") if r.get("session") == sid],
+          "a declined question widened something")
+    # a block that succeeded leaves no questions: the old ask is gone
+    ok_result(s.run(sid, "python", "print(1)")[2], "a good block")
+    rid = s.send({"op": "widen", "session": sid, "ask": mine[0]["ask"], "answer": "yes"})
+    ev = s.wait_id(rid)
+    check(ev.get("event") == "error" and "no question" in ev.get("message", ""),
+          "an old question answered: %s" % ev)
+
+
+def sc_learn_dangerous(s, args):
+    """A dangerous refusal (a key in HOME) is never a question: a refused
+    event says why and who can allow it."""
+    key = os.path.join(os.environ["HOME"], ".ssh", "id_rsa")
+    sid = s.open(learn=True)
+    _, confs, refused = learn_fail(s, sid, learn_read(key))
+    check(not [c for c in confs if c.get("value") == key], "a dangerous question: %s" % confs)
+    mine = [r for r in refused if r.get("value") == key]
+    check(len(mine) == 1 and "catalog" in mine[0].get("dangerous", "") and
+          "only the person who starts warden" in mine[0].get("message", ""),
+          "the refused event: %s" % refused)
+
+
+def sc_learn_revoke(s, args):
+    """revoke drops the session's widenings: the next block is refused again
+    (a new jail), and the audit log has it."""
+    data = os.environ["LEARN_DATA"]
+    sid = s.open(learn=True)
+    _, confs, _ = learn_fail(s, sid, learn_read(data + "/sales.csv"))
+    mine = [c for c in confs if c.get("value") == data + "/sales.csv"]
+    rid = s.send({"op": "widen", "session": sid, "ask": mine[0]["ask"], "answer": "yes"})
+    check(s.wait_id(rid).get("granted") is True, "not granted")
+    ok_result(s.run(sid, "python", learn_read(data + "/sales.csv"))[2], "widened")
+    rid = s.send({"op": "revoke", "session": sid})
+    ev = s.wait_id(rid)
+    check(ev.get("event") == "revoked" and ev.get("done") is True, "revoke: %s" % ev)
+    _, err, res, _ = s.run(sid, "python", learn_read(data + "/sales.csv"))
+    check(res.get("exit_code") == 1 and "FileNotFoundError" in err and
+          res.get("fresh_jail") is True, "revoked, still read: %s" % res)
+    rec = [r for r in audit_records(args, "revoke") if r.get("session") == sid]
+    check(len(rec) == 1 and rec[0]["widenings"] == ["read %s/sales.csv" % data],
+          "the audit's revoke record: %s" % rec)
+
+
+def sc_learn_off(s, args):
+    """A session opened without "learn" asks nothing."""
+    data = os.environ["LEARN_DATA"]
+    sid = s.open()
+    _, confs, refused = learn_fail(s, sid, learn_read(data + "/sales.csv"))
+    check(not confs and not refused, "questions without learn: %s %s" % (confs, refused))
+
+
 SCENARIOS = {name[3:]: fn for name, fn in globals().items() if name.startswith("sc_")}
 
 

@@ -19,7 +19,8 @@ import struct
 import sys
 
 WM_HELLO, WM_OPEN, WM_RUN, WM_INTERRUPT, WM_CLOSE, WM_LANGS, WM_EDIT = 1, 2, 3, 4, 5, 6, 7
-WM_WELCOME, WM_OPENED, WM_OUTPUT, WM_ERROR = 64, 65, 66, 71
+WM_WIDEN, WM_REVOKE, WM_SAVE = 8, 9, 10
+WM_WELCOME, WM_OPENED, WM_OUTPUT, WM_RESULT, WM_ERROR, WM_WIDENED = 64, 65, 66, 67, 71, 75
 
 
 def say(msg):
@@ -89,7 +90,35 @@ HOSTILE = {
     "unknown_type": frame(200, b""),
     # EDIT is permitted only to `warden chat` on a terminal, never to serve
     "edit_in_serve": frame(WM_EDIT, u32(1) + s("x = 1")),
+    # SAVE (a profile of the caller's) likewise: chat only
+    "save_in_serve": frame(WM_SAVE, u32(1) + u32(1) + s("mine")),
 }
+
+if scenario == "widen":
+    # A broker that widens its session by itself (issue 23): WIDEN for
+    # HOSTILE_VALUE (read; "write" or "host" by HOSTILE_KIND), the answer
+    # said on stderr, then HOSTILE_CODE in the session, to its end.  The
+    # session learns (WOPEN_LEARN) unless HOSTILE_LEARN=0.
+    kinds = {"read": 0, "write": 1, "host": 2}
+    sock.sendall(frame(WM_HELLO, u32(4)))
+    wait_for(WM_WELCOME)
+    learn = 0x2 if os.environ.get("HOSTILE_LEARN", "1") == "1" else 0
+    sock.sendall(frame(WM_OPEN, u32(1) + s("") + s("") + u32(learn)))
+    body = wait_for(WM_OPENED)
+    session = struct.unpack(">I", body[4:8])[0]
+    sock.sendall(frame(WM_WIDEN, u32(2) + u32(session) +
+                       bytes([kinds[os.environ.get("HOSTILE_KIND", "read")]]) +
+                       s(os.environ["HOSTILE_VALUE"]) + u32(1)))   # flags: WVIA_SERVE
+    body = wait_for(WM_WIDENED)
+    status = body[8]
+    n = struct.unpack(">I", body[13:17])[0]
+    say("WIDENED status %d: %s" % (status, body[17:17 + n].decode(errors="replace")))
+    sock.sendall(frame(WM_RUN, u32(session) + u32(1) + s("shell") + s(code) + u32(0)))
+    while True:
+        t, body = recv_frame()
+        if t == WM_RESULT:
+            say("the block ended")
+            sys.exit(0)
 
 if scenario == "before_hello":
     say("sending OPEN before HELLO")
@@ -101,7 +130,7 @@ if scenario not in HOSTILE and scenario != "quiet":
     say("unknown HOSTILE_SCENARIO %r" % scenario)
     sys.exit(2)
 
-sock.sendall(frame(WM_HELLO, u32(3)))   # WPROTO_VERSION
+sock.sendall(frame(WM_HELLO, u32(4)))   # WPROTO_VERSION
 wait_for(WM_WELCOME)
 sock.sendall(frame(WM_OPEN, u32(1) + s("") + s("") + u32(0)))
 body = wait_for(WM_OPENED)

@@ -39,6 +39,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				(void)wproto_display(&out, m.session, m.block, m.format, m.data,
 				                     m.data_len, &err);
 				break;
+			case WM_WIDEN:
+				(void)wproto_widen(&out, m.req, m.session, m.kind, m.value, m.flags, &err);
+				break;
+			case WM_WIDENED:
+				(void)wproto_widened(&out, m.req, m.session, m.kind, m.flags, m.text, &err);
+				break;
+			case WM_REFUSALS:
+				(void)wproto_refusals(&out, m.session, m.block, m.text, &err);
+				break;
 			case WM_LINE:
 				(void)wproto_line(&out, m.session, m.block, m.line, &err);
 				break;

@@ -6,13 +6,20 @@
  * (wproxy_net_record); warnings go to stderr.
  *
  *   proxyd [--audit FILE] [--audit-max N] [--head-timeout MS] [--dial-timeout MS]
- *          [--idle-timeout MS] [--second PORTFILE2] [--confine 1] PORTFILE [ALLOW...]
+ *          [--idle-timeout MS] [--second PORTFILE2] [--fd-free N] [--confine 1]
+ *          PORTFILE [ALLOW...]
  *
  * The timeouts are struct eproxy_conf's (egress/engine.h), set small by the
  * tests; warden itself always uses the defaults.
  *
  * --second: a second proxy with the same list in the same loop, on its own
  * port (written to PORTFILE2): two jails' proxies in one egress process.
+ *
+ * --fd-free N: once listening, fill the fd table with /dev/null until only N
+ * slots are free (N from 1 to 64; the open-files limit, set with prlimit,
+ * at most 4096): the table is full before the fd budget refuses anything,
+ * as when the process's own fds outgrow its reserve, so an accept meets
+ * EMFILE (engine.c's pause).
  *
  * --confine 1: once listening, confine this process as warden-egress
  * confines itself (egress/confine.c: no_new_privs, Landlock with no file
@@ -23,12 +30,14 @@
  * (renamed into place once listening); serves until SIGTERM or SIGINT, then
  * frees the proxy (so its "net_dropped" record is written) and exits 0. */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -75,6 +84,29 @@ static void on_signal(struct wloop *l, struct wsrc *src, uint32_t ev)
 	wloop_quit(l, 0);
 }
 
+/* --fd-free n: /dev/null in every slot of the fd table but n; -1 on failure
+ * (said on stderr).  The fds are kept: the table stays full. */
+static int fill_fds(int n)
+{
+	struct rlimit rl;
+	int last[64], k = 0, fd;
+
+	if (n < 1 || n > 64 || getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur > 4096) {
+		fprintf(stderr, "proxyd: --fd-free takes 1 to 64 and an open-files limit of at most "
+		        "4096 (prlimit --nofile=200)\n");
+		return -1;
+	}
+	while ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+		last[k++ % 64] = fd;
+	if (errno != EMFILE || k < n) {
+		perror("proxyd: --fd-free: filling the fd table");
+		return -1;
+	}
+	while (n--)
+		close(last[--k % 64]);
+	return 0;
+}
+
 /* A listener on 127.0.0.1, an ephemeral port, written to portfile once
  * listening; -1 on failure (said on stderr). */
 static int listen_on(const char *portfile, struct wloop *l, const struct eproxy_conf *conf,
@@ -110,7 +142,8 @@ static int listen_on(const char *portfile, struct wloop *l, const struct eproxy_
 static int usage(void)
 {
 	fputs("usage: proxyd [--audit FILE] [--audit-max N] [--head-timeout MS] [--dial-timeout MS] "
-	      "[--idle-timeout MS] [--second PORTFILE2] [--confine 1] PORTFILE [ALLOW...]\n",
+	      "[--idle-timeout MS] [--second PORTFILE2] [--fd-free N] [--confine 1] PORTFILE "
+	      "[ALLOW...]\n",
 	      stderr);
 	return 2;
 }
@@ -126,6 +159,7 @@ int main(int argc, char **argv)
 	struct eproxy *p, *p2 = NULL;
 	const char *second = NULL;
 	bool confine = false;
+	int fd_free = 0;
 	sigset_t set;
 	int i = 1, rc = 0;
 
@@ -140,6 +174,10 @@ int main(int argc, char **argv)
 			conf.audit_max = (uint32_t)strtoul(argv[i + 1], NULL, 10);
 		} else if (!strcmp(argv[i], "--second")) {
 			second = argv[i + 1];
+		} else if (!strcmp(argv[i], "--fd-free")) {
+			fd_free = atoi(argv[i + 1]);
+			if (fd_free < 1)
+				return usage();
 		} else if (!strcmp(argv[i], "--confine")) {
 			confine = !strcmp(argv[i + 1], "1");
 		} else if (!strcmp(argv[i], "--head-timeout")) {
@@ -182,6 +220,10 @@ int main(int argc, char **argv)
 		json_object_object_add(o, "seed", NULL);
 		json_object_put(o);
 	}
+	/* before confinement (which allows no open): it needs one fd for a
+	 * moment (Landlock's ruleset), which it gives back */
+	if (fd_free && fill_fds(fd_free) < 0)
+		return 1;
 	if (confine && econfine(on_warn, &err) < 0) {
 		fprintf(stderr, "proxyd: %s\n", err.msg);
 		return 1;

@@ -23,7 +23,7 @@ setup() {
 
 teardown() {
 	if [ -n "$WPID" ]; then kill "$WPID" 2>/dev/null || true; wait "$WPID" 2>/dev/null || true; fi
-	rm -rf "$B"
+	rm -rf "$B" "$WS.data" "$WS.home"
 	common_teardown
 }
 
@@ -112,4 +112,97 @@ ended() {
 	hostile edit_in_serve
 	ended edit_in_serve
 	[[ "$output" == *"EDIT was refused"* ]]
+}
+
+@test "hostile broker: SAVE, which serve never permits, ends the broker and its jail" {
+	hostile save_in_serve
+	ended save_in_serve
+	[[ "$output" == *"SAVE was refused"* ]]
+}
+
+# widen KIND VALUE CODE [warden options]: the hostile broker widens its own
+# session (issue 23), then runs CODE there; the session learns unless
+# LEARN=0
+widen() {
+	printf '#!/bin/sh\nHOSTILE_SCENARIO=widen HOSTILE_LEARN=%s HOSTILE_KIND=%s HOSTILE_VALUE=%s HOSTILE_CODE=%s exec python3 %s/hostile_broker.py "$@"\n' \
+		"${LEARN:-1}" "$1" "$2" "'$3'" "$B" > "$B/warden-broker"
+	chmod 755 "$B/warden-broker"
+	# warden's own directories outside the home, so that the home is not
+	# refused as warden's own before anything else is checked
+	run timeout 60 env HOME="${WHOME:-$HOME}" XDG_CONFIG_HOME="$B/config" XDG_DATA_HOME="$B/data" \
+		"$B/warden" "${@:4}" --workspace "$WS" </dev/null
+	echo "status $status: $output"
+}
+
+# a data set and a home with a key, next to the workspace (teardown
+# removes them)
+learn_files() {
+	DATA="$WS.data"
+	mkdir -p "$DATA" "$WS.home/.ssh"
+	printf 'rows\n' > "$DATA/secret.csv"
+	printf 'key\n' > "$WS.home/.ssh/id_rsa"
+	printf 'notes\n' > "$WS.home/notes.txt"
+	chmod 755 "$DATA" "$WS.home" "$WS.home/.ssh"
+	chmod 644 "$DATA/secret.csv" "$WS.home/.ssh/id_rsa" "$WS.home/notes.txt"
+}
+
+@test "hostile broker: a WIDEN within what serve was started with is granted (control)" {
+	learn_files
+	widen read "$DATA/secret.csv" "cp $DATA/secret.csv $WS/copy" serve --stdio \
+		--allow-workspace "$DATA"
+	[[ "$output" == *"WIDENED status 0"* ]]
+	[ -f "$WS/copy" ]
+}
+
+@test "hostile broker: serve never widens a session past its bound, whatever the broker asks (G230)" {
+	learn_files
+	widen read "$DATA/secret.csv" "cp $DATA/secret.csv $WS/copy" serve --stdio
+	[[ "$output" == *"WIDENED status 1: warden does not widen this session"* ]]
+	[ ! -e "$WS/copy" ]
+	grep -q '"event":"widen".*"granted":false.*"in_bound":false' "$AUDIT"
+}
+
+@test "hostile broker: serve never widens to a dangerous path, even within its bound (G231)" {
+	learn_files
+	# the caller's home, allowed as a workspace root: dangerous all the same
+	WHOME="$WS.home" widen read "$WS.home" "cp $WS.home/notes.txt $WS/copy" \
+		serve --stdio --allow-workspace "$WS.home"
+	[[ "$output" == *"WIDENED status 1: warden does not widen this session to read ~: it is a home directory"* ]]
+	[ ! -e "$WS/copy" ]
+	grep -q '"event":"widen".*"granted":false.*"in_bound":true.*"why":"dangerous"' "$AUDIT"
+}
+
+@test "hostile broker: serve never widens to a key in the home, even with the home allowed (G231)" {
+	learn_files
+	WHOME="$WS.home" widen read "$WS.home/.ssh/id_rsa" "cp $WS.home/.ssh/id_rsa $WS/copy" \
+		serve --stdio --allow-workspace "$WS.home"
+	[[ "$output" == *"WIDENED status 1: warden does not widen this session to read ~/.ssh/id_rsa: it is in the catalog"* ]]
+	[ ! -e "$WS/copy" ]
+}
+
+@test "hostile broker: chat without a terminal widens nothing, even within its bound (G232)" {
+	learn_files
+	widen read "$DATA/secret.csv" "cp $DATA/secret.csv $WS/copy" chat --allow-workspace "$DATA"
+	[[ "$output" == *"WIDENED status 1: warden asks about widening on chat's terminal only"* ]]
+	[ ! -e "$WS/copy" ]
+}
+
+@test "hostile broker: serve never widens a session that does not learn, even within its bound (G235)" {
+	learn_files
+	LEARN=0 widen read "$DATA/secret.csv" "cp $DATA/secret.csv $WS/copy" serve --stdio \
+		--allow-workspace "$DATA"
+	[[ "$output" == *"WIDENED status 1: session "*" does not learn"* ]]
+	[ ! -e "$WS/copy" ]
+	grep -q '"event":"widen".*"granted":false.*"why":"the session does not learn"' "$AUDIT"
+}
+
+@test "hostile broker: serve never widens a session to warden's own files, even within its bound (G231)" {
+	learn_files
+	# the audit log in the data directory the operator allowed
+	WARDEN_AUDIT_LOG="$DATA/audit.jsonl" widen write "$DATA" "echo forged >> $DATA/audit.jsonl; touch $DATA/planted" \
+		serve --stdio --allow-workspace "$DATA"
+	[[ "$output" == *"WIDENED status 1: $DATA is warden's own"* ]]
+	[ ! -e "$DATA/planted" ]
+	grep -q '"event":"widen".*"granted":false.*"why":"warden'"'"'s own directory' "$DATA/audit.jsonl"
+	run ! grep -qx forged "$DATA/audit.jsonl"
 }

@@ -46,6 +46,9 @@ struct probes {
 	int config_write_errno;  /* open it for writing */
 	int config_create_errno; /* create a file in config */
 	int clone_user_errno;    /* clone(CLONE_NEWUSER) */
+	int fork_errno;          /* fork(): the broker makes no process (issue 23: stopping
+	                          * it stops all of it, supervisor/ask.c) */
+	int clone_proc_errno;    /* clone(SIGCHLD): a process by clone itself */
 	int unshare_errno;       /* unshare(CLONE_NEWNET) */
 	int clone3_errno;        /* clone3(NULL, 0) */
 	int mount_errno;         /* mount with NULL arguments */
@@ -273,6 +276,18 @@ static void run_probes(const struct fixture *f, const char *exec_path, struct pr
 	p->clone_user_errno = r < 0 ? errno : 0;
 	if (r > 0)
 		waitpid((pid_t)r, NULL, 0);
+	r = fork();
+	if (r == 0)
+		_exit(0);
+	p->fork_errno = r < 0 ? errno : 0;
+	if (r > 0)
+		waitpid((pid_t)r, NULL, 0);
+	r = syscall(SYS_clone, (unsigned long)SIGCHLD, 0, 0, 0, 0);
+	if (r == 0)
+		_exit(0);
+	p->clone_proc_errno = r < 0 ? errno : 0;
+	if (r > 0)
+		waitpid((pid_t)r, NULL, 0);
 	p->unshare_errno = unshare(CLONE_NEWNET) < 0 ? errno : 0;
 	p->clone3_errno = syscall(SYS_clone3, NULL, 0) < 0 ? errno : 0;
 	p->mount_errno = mount(NULL, NULL, NULL, 0, NULL) < 0 ? errno : 0;
@@ -343,6 +358,8 @@ static void test_confined(void **state)
 	expect_errno("open a config file for writing", p.config_write_errno, EACCES);
 	expect_errno("create a file in config", p.config_create_errno, EACCES);
 	expect_errno("clone(CLONE_NEWUSER)", p.clone_user_errno, EPERM);
+	expect_errno("fork", p.fork_errno, EPERM);
+	expect_errno("clone(SIGCHLD)", p.clone_proc_errno, EPERM);
 	expect_errno("unshare(CLONE_NEWNET)", p.unshare_errno, EPERM);
 	expect_errno("clone3", p.clone3_errno, ENOSYS);
 	expect_errno("mount", p.mount_errno, EPERM);
@@ -392,6 +409,7 @@ static void test_unconfined_control(void **state)
 	probe_child(f, false, &p);
 	expect_errno("execve a missing file", p.exec_errno, ENOENT);
 	expect_errno("pthread_create", p.thread_errno, 0);
+	expect_errno("fork", p.fork_errno, 0);
 	expect_errno("open /etc/passwd", p.passwd_errno, 0);
 	expect_errno("open a file beside config and data", p.outside_errno, 0);
 	expect_errno("open a config file for writing", p.config_write_errno, 0);

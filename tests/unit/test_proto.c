@@ -159,6 +159,68 @@ static void test_display_bounds(void **state)
 	free(big);
 }
 
+/* Issue 23's frames: WIDEN and its answer, REVOKE, SAVE, REFUSALS; a kind
+ * byte out of its range is malformed on both sides. */
+static void test_widen_frames(void **state)
+{
+	static const uint8_t bad_kind[] = { 0, 0, 0, 22, WM_WIDEN, 0, 0, 0, 1, 0, 0, 0, 2, 3,
+	                                    0, 0, 0, 4, '/', 's', 'r', 'v', 0, 0, 0, 0 };
+	struct wbuf b;
+	struct werr err = { 0 };
+	struct wmsg m;
+
+	(void)state;
+	wbuf_init(&b, WPROTO_FRAME_MAX);
+	assert_int_equal(wproto_widen(&b, 1, 2, WK_WRITE, "/srv/out", WWIDEN_EXPLICIT | WVIA_CHAT,
+	                              &err), 0);
+	decode_ok(&b, &m);
+	assert_int_equal(m.type, WM_WIDEN);
+	assert_int_equal(m.req, 1);
+	assert_int_equal(m.session, 2);
+	assert_int_equal(m.kind, WK_WRITE);
+	assert_string_equal(m.value, "/srv/out");
+	assert_int_equal(m.flags, WWIDEN_EXPLICIT);
+	wmsg_free(&m);
+
+	wbuf_reset(&b);
+	assert_int_equal(wproto_widened(&b, 1, 2, WW_DECLINED, WWIDENED_ALWAYS, "no", &err), 0);
+	decode_ok(&b, &m);
+	assert_int_equal(m.kind, WW_DECLINED);
+	assert_int_equal(m.flags, WWIDENED_ALWAYS);
+	assert_string_equal(m.text, "no");
+	wmsg_free(&m);
+
+	wbuf_reset(&b);
+	assert_int_equal(wproto_revoke(&b, 3, 2, &err), 0);
+	decode_ok(&b, &m);
+	assert_int_equal(m.type, WM_REVOKE);
+	wmsg_free(&m);
+
+	wbuf_reset(&b);
+	assert_int_equal(wproto_save(&b, 4, 2, "analysis", &err), 0);
+	decode_ok(&b, &m);
+	assert_string_equal(m.profile, "analysis");
+	wmsg_free(&m);
+
+	wbuf_reset(&b);
+	assert_int_equal(wproto_refusals(&b, 2, 9, "{\"refusals\":[]}", &err), 0);
+	decode_ok(&b, &m);
+	assert_int_equal(m.type, WM_REFUSALS);
+	assert_int_equal(m.block, 9);
+	assert_string_equal(m.text, "{\"refusals\":[]}");
+	wmsg_free(&m);
+
+	/* kinds beyond their enum: refused by the encoder, malformed to the decoder */
+	wbuf_reset(&b);
+	assert_int_equal(wproto_widen(&b, 1, 2, WK__N, "/srv", 0, &err), -1);
+	assert_int_equal(wproto_widened(&b, 1, 2, WW__N, 0, "", &err), -1);
+	assert_int_equal(b.len, 0);
+	decode_bad(bad_kind, sizeof(bad_kind), "field 'k'");
+	assert_string_equal(wwiden_kind_name(WK_HOST), "host");
+	assert_string_equal(wwiden_via_name(WVIA_MCP), "mcp elicitation");
+	wbuf_free(&b);
+}
+
 static void test_result_round_trip(void **state)
 {
 	struct wdenied_count d[2] = { { "mount", 3 }, { "ptrace", 1 } };
@@ -400,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_result_round_trip),
 		cmocka_unit_test(test_encoder_bounds),
 		cmocka_unit_test(test_frame_len),
+		cmocka_unit_test(test_widen_frames),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_result_cut_after_name),
 		cmocka_unit_test(test_conn_split),

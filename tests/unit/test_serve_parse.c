@@ -67,6 +67,12 @@ static void test_valid_requests(void **state)
 	assert_null(req.profile);
 	assert_null(req.workspace);
 	assert_false(req.oneshot);
+	assert_false(req.learn);
+	serve_req_free(&req);
+
+	/* issue 23: a session that learns (and so may be widened) */
+	parse_ok("{\"id\":3,\"op\":\"open\",\"learn\":true}", &req);
+	assert_true(req.learn);
 	serve_req_free(&req);
 
 	parse_ok("  {\"op\":\"run\",\"id\":2,\"session\":\"s-1\",\"language\":\"python\","
@@ -175,7 +181,7 @@ static void test_op(void **state)
 	parse_bad("{\"id\":1,\"op\":\"open\",\"\":1}", "unknown field \"\"", true);
 	/* regression (issue 13): the list read "id, op, profile workspace oneshot" */
 	parse_bad("{\"id\":1,\"op\":\"open\",\"profiel\":\"x\"}",
-	          "(it takes: id, op, profile, workspace, oneshot)", true);
+	          "(it takes: id, op, profile, workspace, oneshot, learn)", true);
 	parse_bad("{\"id\":1,\"op\":\"languages\",\"x\":1}", "(it takes: id, op)", true);
 }
 
@@ -197,6 +203,8 @@ static void test_fields(void **state)
 	          "field \"code\" contains a NUL byte", true);
 	parse_bad("{\"id\":1,\"op\":\"open\",\"oneshot\":\"yes\"}",
 	          "field \"oneshot\" must be true or false", true);
+	parse_bad("{\"id\":1,\"op\":\"open\",\"learn\":1}",
+	          "field \"learn\" must be true or false", true);
 	parse_bad("{\"id\":1,\"op\":\"open\",\"workspace\":\"rel/dir\"}", "absolute path", true);
 	parse_bad("{\"id\":1,\"op\":\"open\",\"profile\":null}", "must be a string, not null", true);
 	parse_bad("{\"id\":1,\"op\":\"interrupt\"}", "needs the field \"session\"", true);
