@@ -22,6 +22,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/netlink.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -46,9 +48,12 @@
 static const char *const egress_calls[] = {
 	/* the loop and its timers */
 	"epoll_wait", "epoll_pwait", "epoll_ctl", "timerfd_create", "timerfd_settime", "read",
-	/* connections: the jails' listeners, the upstream, DNS, the supervisor */
-	"accept4", "connect", "getsockopt", "shutdown", "recvfrom", "sendto", "recvmsg",
-	"sendmsg", "write", "close",
+	/* connections: the jails' listeners, the upstream, DNS, the supervisor;
+	 * c-ares: getsockname when it sorts a lookup's addresses (RFC 6724:
+	 * a UDP socket connected to each, its source read back), writev for
+	 * its queries over TCP when a UDP answer came truncated */
+	"accept4", "connect", "getsockopt", "getsockname", "shutdown", "recvfrom", "sendto",
+	"recvmsg", "sendmsg", "write", "writev", "close",
 	/* the relay */
 	"splice", "pipe2",
 	/* memory (malloc) */
@@ -80,6 +85,12 @@ static int confine_seccomp(struct werr *err)
 	/* fcntl: what the loop, the relay and c-ares do with their own fds */
 	static const int fcntl_cmds[] = { F_GETFL, F_SETFL, F_GETFD, F_SETFD, F_SETPIPE_SZ,
 	                                  F_GETPIPE_SZ };
+	/* setsockopt only TCP_NODELAY: c-ares sets it on its TCP socket (a DNS
+	 * answer too long for UDP); without it the first such answer killed
+	 * the process and every relay of every jail */
+	const struct scmp_arg_cmp nodelay[] = {
+		{ 1, SCMP_CMP_MASKED_EQ, 0xffffffffULL, IPPROTO_TCP },
+		{ 2, SCMP_CMP_MASKED_EQ, 0xffffffffULL, TCP_NODELAY } };
 	/* mprotect never makes memory executable */
 	const struct scmp_arg_cmp noexec = { 2, SCMP_CMP_MASKED_EQ, PROT_EXEC, 0 };
 	/* a signal only to this very process (abort) */
@@ -108,6 +119,7 @@ static int confine_seccomp(struct werr *err)
 	if (rule(ctx, SCMP_SYS(socket), 1, &inet, "socket(AF_INET)", err) < 0 ||
 	    rule(ctx, SCMP_SYS(socket), 1, &inet6, "socket(AF_INET6)", err) < 0 ||
 	    rule(ctx, SCMP_SYS(socket), 2, nl, "socket(AF_NETLINK, NETLINK_ROUTE)", err) < 0 ||
+	    rule(ctx, SCMP_SYS(setsockopt), 2, nodelay, "setsockopt(TCP_NODELAY)", err) < 0 ||
 	    rule(ctx, SCMP_SYS(mprotect), 1, &noexec, "mprotect", err) < 0 ||
 	    rule(ctx, SCMP_SYS(tgkill), 1, &self, "tgkill", err) < 0)
 		goto out;

@@ -105,16 +105,28 @@ void econn_close(struct pconn *c)
 	dir_free(&c->u2c);
 	free(c->head);
 	c->head = NULL;
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		p->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	p->nconns--;
 	g_held -= CONN_FDS;
-	/* the sources inside c may be named by a later event of this batch;
-	 * a pending lookup still holds c: its callback frees it */
+	/* a pending lookup still holds c: it stays listed, and counted against
+	 * the proxy's MAX_CONNS, until its callback ends it (econn_unlink):
+	 * else a client that resets during its lookups piles them up, each
+	 * with its memory and its queries, past every cap */
 	if (!c->resolving)
-		wloop_free_later(p->l, c);
+		econn_unlink(c);
+}
+
+void econn_unlink(struct pconn *c)
+{
+	struct eproxy *p = c->p;
+
+	if (p) {
+		if (c->prev)
+			c->prev->next = c->next;
+		else
+			p->conns = c->next;
+		if (c->next)
+			c->next->prev = c->prev;
+		p->nconns--;
+	}
+	/* the sources inside c may be named by a later event of this batch */
+	wloop_free_later(c->l, c);
 }

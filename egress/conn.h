@@ -85,6 +85,9 @@ uint32_t econn_idle_ms(const struct eproxy *p);
 /* Audit c (within the cap) and close it; freed after the batch, or by
  * the lookup that still holds it. */
 void econn_close(struct pconn *c);
+/* conn.c: a closed connection out of its proxy's list and count (if its
+ * proxy is still there), freed; for one whose lookup just ended */
+void econn_unlink(struct pconn *c);
 
 /* relay.c: the proxy's own answers (written, the client's rest drained
  * for a moment, closed), and the relay */

@@ -200,9 +200,9 @@ static void on_resolved(void *arg, const char *msg, const struct sockaddr_storag
 	c->resolving = false;
 	if (c->dead) {
 		/* closed while the lookup ran (its sources are closed; a later
-		 * event of this batch may still name them); its proxy may be
-		 * gone too: only its loop is used */
-		wloop_free_later(c->l, c);
+		 * event of this batch may still name them): it leaves its
+		 * proxy's count now; that proxy may be gone (c->p NULL) */
+		econn_unlink(c);
 		return;
 	}
 	if (c->st != P_RESOLVE)     /* answered already (timed out) */
@@ -510,7 +510,7 @@ static void on_tick(struct wloop *l, struct wsrc *src, uint32_t ev)
 	(void)!read(src->fd, &exp, sizeof(exp));
 	for (c = p->conns; c; c = next) {
 		next = c->next;
-		if (!c->deadline_ms || now < c->deadline_ms)
+		if (c->dead || !c->deadline_ms || now < c->deadline_ms)
 			continue;
 		switch (c->st) {
 		case P_HEAD:
@@ -591,10 +591,19 @@ uint64_t eproxy_free(struct eproxy *p)
 			g_nproxies--;
 			break;
 		}
-	/* a connection whose lookup is pending stays allocated (dead) until
-	 * the resolver answers it, or ends it (eres_free) */
-	while (p->conns)
-		econn_close(p->conns);
+	for (struct pconn *c = p->conns, *next; c; c = next) {
+		next = c->next;
+		econn_close(c);
+	}
+	/* what is left is closed and waits for its lookup (the resolver's
+	 * answer, or eres_free's), which frees it: it is no longer p's */
+	for (struct pconn *c = p->conns, *next; c; c = next) {
+		next = c->next;
+		c->p = NULL;
+		c->prev = c->next = NULL;
+	}
+	p->conns = NULL;
+	p->nconns = 0;
 	dropped = p->dropped;
 	wloop_unwatch(p->l, &p->lsn);
 	wloop_unwatch(p->l, &p->tick);

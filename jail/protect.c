@@ -82,6 +82,15 @@ static void act(struct pctx *c, const char *path, enum wmount_kind kind)
 	c->a[c->n++] = (struct act){ xstrdup(path), kind };
 }
 
+/* What path already gets, or -1. */
+static int acted(const struct pctx *c, const char *path)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->a[i].path, path))
+			return (int)c->a[i].kind;
+	return -1;
+}
+
 /* Is catalog entry e dropped by the policy (unprotect / unhide)? */
 static unsigned effective(const struct wpolicy *p, const struct wcat_entry *e)
 {
@@ -347,7 +356,7 @@ static void apply(struct pctx *c, const char *rel, unsigned what, int kind, int 
 		return;
 	for (comp = buf; comp; comp = next) {
 		struct stat st;
-		int fd;
+		int fd, k;
 		bool last;
 
 		next = strchr(comp, '/');
@@ -403,6 +412,18 @@ static void apply(struct pctx *c, const char *rel, unsigned what, int kind, int 
 			if (what & WCAT_PROTECT)
 				act(c, full, S_ISREG(st.st_mode) ? WM_PROTECT : WM_COVER);
 			break;
+		}
+		/* a directory this plan already makes read-only (protected, or
+		 * a placeholder's cover): nothing below it can be changed or
+		 * created, so no placeholder is made inside it (the person's
+		 * own ~/.cargo would get one per missing credential file) */
+		k = acted(c, full);
+		if (k == WM_PROTECT || k == WM_COVER || k == WM_HIDE) {
+			what &= ~WCAT_PROTECT;
+			if (!what) {
+				close(fd);
+				break;
+			}
 		}
 		if (what & WCAT_PROTECT)
 			act(c, full, WM_PIN);
@@ -497,19 +518,36 @@ static void project_at(struct pctx *c, const char *rel, int dfd, bool nested)
 		closedir(d);
 }
 
-/* The home catalog at rel (the caller's home, below the bind). */
+static unsigned depth_of(const char *rel)
+{
+	unsigned n = 0;
+
+	for (; *rel; rel++)
+		n += *rel == '/';
+	return n;
+}
+
+/* The home catalog at rel (the caller's home, below the bind), shallower
+ * entries first: ~/.cargo is settled before ~/.cargo/credentials.toml,
+ * which then needs no placeholder of its own (apply). */
 static void home_at(struct pctx *c, const char *rel)
 {
-	for (size_t i = 0; i < wcat_n; i++) {
-		const struct wcat_entry *e = &wcat_entries[i];
-		unsigned what = effective(c->spec->pol, e);
-		_cleanup_free_ char *p = NULL;
+	unsigned depth, deepest = 0;
 
-		if (e->base != WCAT_HOME || !what)
-			continue;
-		p = xasprintf("%s%s%s", rel, rel[0] ? "/" : "", wcat_rel(e));
-		apply(c, p, what, e->kind, 0);
-	}
+	for (size_t i = 0; i < wcat_n; i++)
+		if (depth_of(wcat_rel(&wcat_entries[i])) > deepest)
+			deepest = depth_of(wcat_rel(&wcat_entries[i]));
+	for (depth = 0; depth <= deepest; depth++)
+		for (size_t i = 0; i < wcat_n; i++) {
+			const struct wcat_entry *e = &wcat_entries[i];
+			unsigned what = effective(c->spec->pol, e);
+			_cleanup_free_ char *p = NULL;
+
+			if (e->base != WCAT_HOME || !what || depth_of(wcat_rel(e)) != depth)
+				continue;
+			p = xasprintf("%s%s%s", rel, rel[0] ? "/" : "", wcat_rel(e));
+			apply(c, p, what, e->kind, 0);
+		}
 }
 
 /* Directories the scan does not enter: hidden ones (a dot first: caches,

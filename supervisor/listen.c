@@ -133,11 +133,50 @@ out:
 	return fd >= 0 ? 0 : -1;
 }
 
+/* What the listener holds (its Unix socket's directory, the token, the TLS
+ * key) must not lie in a workspace warden serves: every jail there could
+ * read the secrets, and replace the socket with its own, which the next
+ * client would tell its token.  Judged by the opened file's own path
+ * (/proc/self/fd), so a symlink to it is no way around; roots are
+ * canonical (load_roots). */
+static int not_served(int fd, const char *opt, const char *path, char *const *roots,
+                      size_t n_roots, const char *fix, struct werr *err)
+{
+	char proc[64], real[PATH_MAX];
+	ssize_t k;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	k = readlink(proc, real, sizeof(real) - 1);
+	if (k <= 0)
+		return werr_set(err, errno, "%s %s: reading where it lies (%s)", opt, path, proc);
+	real[k] = '\0';
+	for (size_t i = 0; i < n_roots; i++) {
+		size_t r = strlen(roots[i]);
+
+		if (!strcmp(roots[i], "/") ||
+		    (!strncmp(real, roots[i], r) && (real[r] == '/' || real[r] == '\0')))
+			return werr_set(err, 0, "%s %s lies in %s, a workspace warden serves: %s", opt,
+			                path, roots[i], fix);
+	}
+	return 0;
+}
+
 /* A path: a Unix socket only the caller can connect to (0600).  A stale
- * socket left by an earlier warden is replaced; anything else is not. */
-static int unix_listener(const char *path, struct sv_listen *l, struct werr *err)
+ * socket left by an earlier warden is replaced; anything else is not.
+ * Its directory is held from here to the end, and the socket file is
+ * removed from it only while it is the very inode made here: the
+ * directory may lie in a workspace, where jailed code can swap it for a
+ * symlink to another one holding a file of the same name (root's, as
+ * root), which a removal by path would delete.  (A workspace is refused,
+ * not_served; a directory others may write is the person's choice.) */
+static int unix_listener(const char *path, char *const *roots, size_t n_roots,
+                         struct sv_listen *l, struct werr *err)
 {
 	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	_cleanup_free_ char *dir = slash ? xasprintf("%.*s", (int)(slash - path + (slash == path)),
+	                                             path) : xstrdup(".");
+	_cleanup_close_ int dfd = -1;
 	struct stat st;
 	mode_t old;
 	int fd;
@@ -145,8 +184,18 @@ static int unix_listener(const char *path, struct sv_listen *l, struct werr *err
 	if (strlen(path) >= sizeof(un.sun_path))
 		return werr_set(err, ENAMETOOLONG, "--listen %s: a Unix socket path has at most %zu "
 		                "bytes", path, sizeof(un.sun_path) - 1);
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return werr_set(err, EINVAL, "--listen %s: name the socket file, not a directory",
+		                path);
 	memcpy(un.sun_path, path, strlen(path));
-	if (lstat(path, &st) == 0) {
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return werr_set(err, errno, "--listen %s: its directory %s", path, dir);
+	if (not_served(dfd, "--listen", path, roots, n_roots, "jailed code there could replace "
+	               "the socket with its own and take the next client's token; put it outside "
+	               "every workspace (in $XDG_RUNTIME_DIR, say)", err) < 0)
+		return -1;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		int probe;
 
 		if (!S_ISSOCK(st.st_mode) || st.st_uid != getuid())
@@ -159,7 +208,7 @@ static int unix_listener(const char *path, struct sv_listen *l, struct werr *err
 			                path);
 		}
 		closep(&probe);
-		unlink(path);
+		unlinkat(dfd, base, 0);
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
@@ -179,6 +228,14 @@ static int unix_listener(const char *path, struct sv_listen *l, struct werr *err
 	}
 	l->fds[0] = fd;
 	l->unix_path = xstrdup(path);
+	/* what bind made, seen from the held directory (nothing, if the
+	 * path was swapped in between: then nothing is removed) */
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode)) {
+		l->unix_dir = steal_fd(&dfd);
+		l->unix_name = xstrdup(base);
+		l->unix_dev = st.st_dev;
+		l->unix_ino = st.st_ino;
+	}
 	return 0;
 }
 
@@ -227,8 +284,9 @@ static int systemd_listener(bool tls, struct sv_listen *l, struct werr *err)
 }
 
 /* --token-file: the caller's own file, 0600 (nobody else may have read it),
- * holding one token (one trailing newline allowed). */
-static int read_token_file(const char *path, char *tok, size_t *len, struct werr *err)
+ * holding one token (one trailing newline allowed), outside the workspaces. */
+static int read_token_file(const char *path, char *const *roots, size_t n_roots, char *tok,
+                           size_t *len, struct werr *err)
 {
 	struct stat st;
 	char buf[WTOKEN_MAX + 3];
@@ -252,6 +310,13 @@ static int read_token_file(const char *path, char *tok, size_t *len, struct werr
 		return werr_set(err, 0, "--token-file %s: mode %03o lets others read it; make it "
 		                "yours alone: chmod 600 %s", path, (unsigned)(st.st_mode & 0777), path);
 	}
+	if (not_served(fd, "--token-file", path, roots, n_roots, "every jail there could read it; "
+	               "keep it outside every workspace (in $XDG_RUNTIME_DIR, say), or leave "
+	               "--token-file out and warden makes one",
+	               err) < 0) {
+		close(fd);
+		return -1;
+	}
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
 	if (n < 0)
@@ -273,12 +338,17 @@ static int read_token_file(const char *path, char *tok, size_t *len, struct werr
 }
 
 /* No --token-file: 256 random bits, hex, in $XDG_RUNTIME_DIR/warden/token
- * (0600, in a 0700 directory of the caller's), replaced atomically. */
+ * (0600, in a 0700 directory of the caller's), replaced atomically.  Both
+ * directories must be the caller's alone (XDG_RUNTIME_DIR as the XDG spec
+ * defines it: one kept from another user by su or sudo -E is not), and
+ * the file is made and renamed through the held directory: nobody else
+ * can swap a directory between its check and the write. */
 static int new_token(char *tok, size_t *len, char **where, struct werr *err)
 {
 	const char *rt = getenv("XDG_RUNTIME_DIR");
 	uint8_t raw[32];
 	_cleanup_free_ char *dir = NULL, *tmp = NULL, *path = NULL;
+	_cleanup_close_ int rtfd = -1, dfd = -1;
 	struct stat st;
 	int fd;
 
@@ -286,6 +356,13 @@ static int new_token(char *tok, size_t *len, char **where, struct werr *err)
 		return werr_set(err, 0, "--listen needs a token: give --token-file FILE (a 0600 file "
 		                "of yours holding it), or set XDG_RUNTIME_DIR so that warden can make "
 		                "one there");
+	rtfd = open(rt, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rtfd < 0 || fstat(rtfd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077))
+		return werr_set(err, 0, "XDG_RUNTIME_DIR=%s is not a directory of yours that only you "
+		                "can use (0700; one kept from another user by su or sudo is not): "
+		                "warden will not put the listener's token there; give --token-file "
+		                "FILE (a 0600 file of yours holding it), or set XDG_RUNTIME_DIR to "
+		                "your own", rt);
 	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
 		return werr_set(err, errno, "getrandom");
 	for (size_t i = 0; i < sizeof(raw); i++)
@@ -293,29 +370,30 @@ static int new_token(char *tok, size_t *len, char **where, struct werr *err)
 	*len = 2 * sizeof(raw);
 	explicit_bzero(raw, sizeof(raw));
 	dir = xasprintf("%s/warden", rt);
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+	if (mkdirat(rtfd, "warden", 0700) < 0 && errno != EEXIST)
 		return werr_set(err, errno, "creating %s", dir);
-	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-	    (st.st_mode & 077))
+	dfd = openat(rtfd, "warden", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0 || fstat(dfd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077))
 		return werr_set(err, 0, "%s must be a directory of yours that only you can use "
 		                "(chmod 700 %s), or give --token-file FILE", dir, dir);
 	path = xasprintf("%s/token", dir);
-	tmp = xasprintf("%s/.token.%d", dir, (int)getpid());
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	tmp = xasprintf(".token.%d", (int)getpid());
+	unlinkat(dfd, tmp, 0);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
-		return werr_set(err, errno, "creating %s", tmp);
+		return werr_set(err, errno, "creating %s/%s", dir, tmp);
 	if (write_all(fd, tok, *len) < 0 || write_all(fd, "\n", 1) < 0 || fsync(fd) < 0 ||
-	    close(fd) < 0 || rename(tmp, path) < 0) {
+	    close(fd) < 0 || renameat(dfd, tmp, dfd, "token") < 0) {
 		int e = errno;
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
 		return werr_set(err, e, "writing %s", path);
 	}
 	*where = steal_pointer(&path);
 	return 0;
 }
 
-static int open_tls_file(const char *opt, const char *path, int *fd, struct werr *err)
+static int open_tls_file(const char *opt, const char *path, char *const *roots, size_t n_roots,
+                         int *fd, struct werr *err)
 {
 	struct stat st;
 
@@ -326,10 +404,19 @@ static int open_tls_file(const char *opt, const char *path, int *fd, struct werr
 		closep(fd);
 		return werr_set(err, 0, "%s %s: not a regular file", opt, path);
 	}
+	/* the certificate is public; the key is not */
+	if (roots && not_served(*fd, opt, path, roots, n_roots, "every jail there could read it; "
+	                        "move it outside every workspace",
+	                        err) < 0) {
+		closep(fd);
+		*fd = -1;
+		return -1;
+	}
 	return 0;
 }
 
-int sv_listen_prepare(const struct wserve_opts *o, struct sv_listen *l, struct werr *err)
+int sv_listen_prepare(const struct wserve_opts *o, char *const *roots, size_t n_roots,
+                      struct sv_listen *l, struct werr *err)
 {
 	char tok[WTOKEN_MAX + 1];
 	size_t tlen = 0;
@@ -341,19 +428,19 @@ int sv_listen_prepare(const struct wserve_opts *o, struct sv_listen *l, struct w
 
 	if (!o->tls_cert != !o->tls_key)
 		return werr_set(err, 0, "--tls-cert and --tls-key go together: give both");
-	if (tls && (open_tls_file("--tls-cert", o->tls_cert, &l->fds[2], err) < 0 ||
-	            open_tls_file("--tls-key", o->tls_key, &l->fds[3], err) < 0))
+	if (tls && (open_tls_file("--tls-cert", o->tls_cert, NULL, 0, &l->fds[2], err) < 0 ||
+	            open_tls_file("--tls-key", o->tls_key, roots, n_roots, &l->fds[3], err) < 0))
 		goto fail;
 	if (!strcmp(o->listen, "systemd")) {
 		if (systemd_listener(tls, l, err) < 0)
 			goto fail;
 	} else if (strchr(o->listen, '/')) {
-		if (unix_listener(o->listen, l, err) < 0)
+		if (unix_listener(o->listen, roots, n_roots, l, err) < 0)
 			goto fail;
 	} else if (tcp_listener(o->listen, tls, l, err) < 0) {
 		goto fail;
 	}
-	if (o->token_file ? read_token_file(o->token_file, tok, &tlen, err)
+	if (o->token_file ? read_token_file(o->token_file, roots, n_roots, tok, &tlen, err)
 	                  : new_token(tok, &tlen, &made, err))
 		goto fail;
 	/* the token goes to the broker through a pipe: it never opens a file */
@@ -394,9 +481,16 @@ void sv_listen_handed(struct sv_listen *l)
 
 void sv_listen_close(struct sv_listen *l)
 {
+	struct stat st;
+
 	sv_listen_handed(l);
-	if (l->unix_path)
-		unlink(l->unix_path);
+	if (l->unix_dir >= 0 && fstatat(l->unix_dir, l->unix_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISSOCK(st.st_mode) && st.st_dev == l->unix_dev && st.st_ino == l->unix_ino)
+		unlinkat(l->unix_dir, l->unix_name, 0);
+	closep(&l->unix_dir);
+	l->unix_dir = -1;
+	free(l->unix_name);
+	l->unix_name = NULL;
 	free(l->unix_path);
 	l->unix_path = NULL;
 }

@@ -292,7 +292,7 @@ int sv_serve(const struct wserve_opts *opts, char **rest, int n_rest, bool chat)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (o.listen && sv_listen_prepare(&o, &ls, &err) < 0) {
+	if (o.listen && sv_listen_prepare(&o, sv->roots, sv->n_roots, &ls, &err) < 0) {
 		wlog_error("%s", err.msg);
 		goto out;
 	}

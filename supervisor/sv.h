@@ -92,11 +92,17 @@ void sv_net_note(const struct wpolicy *p, uint64_t n, const char *who, const cha
 struct sv_listen {
 	int fds[WBROKER_EXTRA_FDS];
 	char where[128];
-	char *unix_path;        /* a socket file made here: removed at the end */
+	char *unix_path;        /* a socket file made here: removed at the end, */
+	int unix_dir;           /* from this directory, held since it was made */
+	char *unix_name;        /* by this name, if it is still this inode */
+	uint64_t unix_dev, unix_ino;
 };
-#define SV_LISTEN_INIT { .fds = { -1, -1, -1, -1 } }
+#define SV_LISTEN_INIT { .fds = { -1, -1, -1, -1 }, .unix_dir = -1 }
 struct wserve_opts;
-int sv_listen_prepare(const struct wserve_opts *o, struct sv_listen *l, struct werr *err);
+/* roots: the canonical workspaces served (no secret of the listener may
+ * lie in one). */
+int sv_listen_prepare(const struct wserve_opts *o, char *const *roots, size_t n_roots,
+                      struct sv_listen *l, struct werr *err);
 /* The broker has the fds: close ours. */
 void sv_listen_handed(struct sv_listen *l);
 /* The end: the fds closed, a socket file made here removed. */

@@ -21,7 +21,8 @@
  *      container runtime's socket; netlink and packet sockets have no use
  *      here either.  socketpair() keeps AF_UNIX: libcurl's threaded
  *      resolver wakes its caller through one, and a pair reaches nothing
- *      outside the process.
+ *      outside the process.  ioctl never TIOCSTI or TIOCLINUX: the broker
+ *      may hold the person's terminal, and would type into their shell.
  *
  * A kernel without Landlock is reported once on stderr and the broker goes
  * on (seccomp still stops it from running programs); every other failure
@@ -35,6 +36,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 
@@ -197,6 +199,7 @@ static int confine_seccomp(struct werr *err)
 {
 	static const int socket_keep[] = { AF_INET, AF_INET6 };
 	static const int pair_keep[] = { AF_UNIX };
+	static const unsigned long tty_inject[] = { TIOCSTI, TIOCLINUX };
 
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	int r = -1, rc;
@@ -243,6 +246,21 @@ static int confine_seccomp(struct werr *err)
 	if (deny_families(ctx, SCMP_SYS(socket), socket_keep, ARRAY_SIZE(socket_keep), err) < 0 ||
 	    deny_families(ctx, SCMP_SYS(socketpair), pair_keep, ARRAY_SIZE(pair_keep), err) < 0)
 		goto out;
+	/* No typing into the terminal: the broker of `warden chat` holds the
+	 * person's terminal as its controlling one (and serve's or mcp's can
+	 * open /dev/tty), so TIOCSTI would put a command into the shell that
+	 * reads it after warden ends, outside any jail; TIOCLINUX can do the
+	 * same on a console.  The command is an int: compared under a 32-bit
+	 * mask, as the kernel reads it (G7 closes both to the jail). */
+	for (i = 0; i < ARRAY_SIZE(tty_inject); i++) {
+		struct scmp_arg_cmp cmp = { .arg = 1, .op = SCMP_CMP_MASKED_EQ,
+		                            .datum_a = 0xffffffffULL, .datum_b = tty_inject[i] };
+		rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1, &cmp);
+		if (rc < 0) {
+			werr_set(err, -rc, "seccomp: denying the terminal's input ioctls");
+			goto out;
+		}
+	}
 	rc = seccomp_load(ctx);
 	if (rc < 0) {
 		werr_set(err, -rc, "seccomp: loading the filter");

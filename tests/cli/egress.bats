@@ -165,7 +165,7 @@ ended_clean() {
 	echo "$output"; echo "$stderr"
 	[ "$status" -eq 1 ]
 	[[ "$output" == *" egress_start   egress proxy pid 7 ready again after 250ms down (3 requests answered 502 meanwhile)"* ]]
-	[[ "$output" != *"pid 8"* ]]
+	[[ "$output" != *"pid 8 "* ]]
 	[[ "$stderr" == *"$AUDIT:$(wc -l < "$AUDIT"): malformed audit record; \"pid\" has the wrong type"* ]]
 }
 

@@ -513,6 +513,49 @@ def sc_unix():
     check(not os.path.exists(path), "the socket file outlived warden")
 
 
+def sc_unix_swap():
+    """Red team: the socket's directory is swapped, while warden serves, for
+    a symlink to another directory that holds a file of the same name
+    (jailed code did it when the socket could lie in its workspace; a
+    directory others may write allows it still).  At its end warden
+    removes its own socket (where it made it), never what the path leads
+    to now."""
+    run = os.path.join(T, "run")
+    victim = os.path.join(T, "victim")
+    os.makedirs(run)
+    os.makedirs(victim)
+    with open(os.path.join(victim, "w.sock"), "w") as f:
+        f.write("the host's\n")
+    srv = Server(addr=os.path.join(run, "w.sock"))
+    try:
+        with srv.session() as s:
+            out, res = s.execute("echo before", "shell")
+            check(out == "before\n", "a run: %r" % out)
+        os.rename(run, run + ".old")
+        os.symlink(victim, run)
+    finally:
+        srv.stop()
+    check(os.path.exists(os.path.join(victim, "w.sock")),
+          "warden removed %s/w.sock through the swapped directory" % victim)
+    check(not os.path.lexists(os.path.join(run + ".old", "w.sock")),
+          "warden left its own socket file behind")
+
+
+def sc_socket_in_workspace():
+    """Red team: a Unix socket inside a workspace warden serves.  Its jails
+    could remove it and bind their own at the path, and the next client
+    sent that socket its bearer token (seen: a block took the token of a
+    connection made while it ran).  Refused, naming the path and the fix;
+    nothing is left there."""
+    path = os.path.join(WS, "w.sock")
+    srv = Server(addr=path, expect_fail=True)
+    rc = exit_status(srv)
+    err = "".join(srv.err)
+    check(rc != 0 and "--listen " + path in err and "workspace" in err,
+          "a socket in the workspace: rc %d: %s" % (rc, err))
+    check(not os.path.lexists(path), "a socket file was made in the workspace")
+
+
 def _socket_inodes(pid):
     out = set()
     d = "/proc/%d/fd" % pid
@@ -618,6 +661,33 @@ def sc_token_file():
         srv.stop()
 
 
+def sc_secret_in_workspace():
+    """Red team: a --token-file (or --tls-key) inside a workspace warden
+    serves is readable by every jail there, which then holds the token of
+    the listener (reachable over a Unix socket in that workspace, or
+    wherever its network leads): refused, naming the file and the fix."""
+    tok = os.path.join(WS, ".listen-token")
+    with open(tok, "w") as f:
+        f.write("Q" * 40 + "\n")
+    os.chmod(tok, 0o600)
+    srv = Server("--token-file", tok, expect_fail=True)
+    rc = exit_status(srv)
+    err = "".join(srv.err)
+    check(rc != 0 and "--token-file" in err and "workspace" in err and tok in err,
+          "a token file in the workspace: rc %d: %s" % (rc, err))
+    os.unlink(tok)
+    cert, key = os.path.join(T, "c.pem"), os.path.join(WS, "k.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-keyout", key, "-out", cert],
+                   check=True, capture_output=True, timeout=WAIT)
+    os.chmod(key, 0o600)
+    srv = Server("--tls-cert", cert, "--tls-key", key, expect_fail=True)
+    rc = exit_status(srv)
+    err = "".join(srv.err)
+    check(rc != 0 and "--tls-key" in err and "workspace" in err,
+          "a TLS key in the workspace: rc %d: %s" % (rc, err))
+
+
 MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
           "io.modelcontextprotocol/clientCapabilities": {}}
 
@@ -717,7 +787,7 @@ def sc_mcp():
 SCENARIOS = {
     "auth": sc_auth, "run": sc_run, "isolation": sc_isolation, "many": sc_many,
     "max_sessions": sc_max_sessions, "disconnect": sc_disconnect, "idle": sc_idle,
-    "nonloopback": sc_nonloopback, "tls": sc_tls, "unix": sc_unix, "owner": sc_owner,
+    "nonloopback": sc_nonloopback, "tls": sc_tls, "unix": sc_unix, "unix_swap": sc_unix_swap, "socket_in_workspace": sc_socket_in_workspace, "secret_in_workspace": sc_secret_in_workspace, "owner": sc_owner,
     "token_file": sc_token_file, "mcp": sc_mcp,
 }
 

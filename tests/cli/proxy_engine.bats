@@ -402,6 +402,90 @@ SH
 	run ! grep -q 'corp' "$WS/dns.log"
 }
 
+# A name answered by a DNS server (not /etc/hosts, which every other test
+# here uses) takes c-ares' whole path, under the confined engine's
+# allowlist: on success it sorts the addresses (RFC 6724: a UDP socket
+# connected to each, then getsockname), and an answer too long for UDP
+# comes back truncated (TC) and is asked again over TCP (setsockopt
+# TCP_NODELAY, writev).  Red team: each of these calls killed the engine
+# (SIGSYS, status 159), so every name looked up over DNS killed the egress
+# process and every relay of every jail.  Private mount and network
+# namespaces: a DNS server that answers plain.warden.test over UDP and
+# big.warden.test only over TCP (TC over UDP), both with 127.0.0.1, so the
+# 403 naming that address proves the answer arrived; the engine then
+# answers the next request.
+@test "proxy: names answered over DNS, over UDP and (truncated) over TCP; the engine survives both" {
+	printf 'nameserver 127.0.0.1\noptions attempts:1\n' > "$WS/resolv.conf"
+	cat > "$WS/dns.py" <<'PY'
+import socket, struct, sys, threading
+def question_end(d):
+    i = 12
+    while d[i]:
+        i += 1 + d[i]
+    return i + 5
+def answer(d):
+    e = question_end(d)
+    a = struct.unpack(">H", d[e - 4:e - 2])[0] == 1
+    ans = b"\xc0\x0c" + struct.pack(">HHIH", 1, 1, 60, 4) + bytes([127, 0, 0, 1]) if a else b""
+    return d[:2] + struct.pack(">HHHHH", 0x8180, 1, int(a), 0, 0) + d[12:e] + ans
+def log(what):
+    with open(sys.argv[1], "a") as f:
+        f.write(what + "\n")
+def tcp(t):
+    while True:
+        c, _ = t.accept()
+        log("tcp")
+        d = c.recv(2 + struct.unpack(">H", c.recv(2))[0])
+        r = answer(d)
+        c.sendall(struct.pack(">H", len(r)) + r)
+        c.close()
+t = socket.socket()
+t.bind(("127.0.0.1", 53))
+t.listen(8)
+threading.Thread(target=tcp, args=(t,), daemon=True).start()
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 53))
+open(sys.argv[2], "w").close()
+while True:
+    d, a = s.recvfrom(2048)
+    if b"\x03big" in d:
+        log("udp truncated")
+        s.sendto(d[:2] + struct.pack(">HHHHH", 0x8380, 1, 0, 0, 0) + d[12:question_end(d)], a)
+    else:
+        log("udp")
+        s.sendto(answer(d), a)
+PY
+	cat > "$WS/inside.sh" <<'SH'
+set -e
+ws=$1 proxyd=$2 peer=$3
+ip link set lo up
+mount --bind "$ws/resolv.conf" /etc/resolv.conf
+python3 "$ws/dns.py" "$ws/dns.log" "$ws/dns.ready" &
+dns=$!
+for i in $(seq 300); do [ -e "$ws/dns.ready" ] && break; sleep 0.1; done
+"$proxyd" --confine 1 "$ws/proxy.port" 'plain.warden.test:443' 'big.warden.test:443' &
+px=$!
+for i in $(seq 300); do [ -s "$ws/proxy.port" ] && break; sleep 0.1; done
+for h in plain big other; do
+	echo "$h:"
+	python3 "$peer" raw "$(cat "$ws/proxy.port")" "CONNECT $h.warden.test:443 HTTP/1.1\r\n\r\n" || true
+done
+kill "$px" "$dns"
+SH
+	local un=(unshare -mn)
+	is_root || un=(unshare -rmn)
+	run "${un[@]}" sh "$WS/inside.sh" "$WS" "$PROXYD" "$PEER"
+	echo "$output"
+	cat "$WS/dns.log"
+	# the controls: one answer came over UDP, the long one over TCP
+	grep -qx udp "$WS/dns.log"
+	grep -qx 'udp truncated' "$WS/dns.log"
+	grep -qx tcp "$WS/dns.log"
+	[[ "$output" == *"plain:"*"HTTP/1.1 403 Forbidden"*"plain.warden.test resolved to 127.0.0.1"*"big:"* ]]
+	[[ "$output" == *"big:"*"HTTP/1.1 403 Forbidden"*"big.warden.test resolved to 127.0.0.1"*"other:"* ]]
+	[[ "$output" == *"other:"*"HTTP/1.1 403 Forbidden"*"other.warden.test:443 is not allowed"* ]]
+}
+
 # A header line the proxy would not recognise as Host (a space before the
 # colon, a name that is not an HTTP token) never reaches upstream, where a
 # lenient server could read it as a second Host (SECURITY.md G103)
@@ -666,4 +750,68 @@ SH
 	# the control: the lookup was sent, and the server never answered it
 	grep -q asked "$WS/dns.log"
 	grep -q '"host":"slow.warden.test","port":80,"allowed":true,"rule":"slow.warden.test:80","status":504' "$WS/audit"
+}
+
+# A client that hangs up (a reset) while its name is being looked up ends
+# its connection, but the lookup goes on until the DNS server answers or
+# c-ares gives up.  Red team: such connections left the proxy's count at
+# once, so hanging up and reconnecting piled up lookups (and their memory:
+# 20,000 of them, 62 MB, from one client in 15 s) past the cap of 256
+# connections.  Now each counts until its lookup ends: after 256 reset
+# connections whose lookups never end (the fds they held are closed, read
+# from the host), the next connection gets 503 at once, where before it
+# was admitted and got the 504 of its own lookup's deadline.
+@test "proxy: connections reset during their lookup count against the cap until it ends" {
+	printf 'nameserver 127.0.0.1\noptions timeout:30 attempts:1\n' > "$WS/resolv.conf"
+	cat > "$WS/dns.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 53))
+open(sys.argv[2], "w").close()
+while True:
+    d, a = s.recvfrom(2048)
+PY
+	cat > "$WS/flood.py" <<'PY'
+import socket, struct, sys
+if sys.argv[2] == "probe":   # the proxy's answer, even one sent before the request is read
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=30)
+    try:
+        s.sendall(b"CONNECT next.slow.warden.test:443 HTTP/1.1\r\n\r\n")
+    except OSError:
+        pass
+    print(s.recv(4096).decode(errors="replace"))
+    sys.exit(0)
+for i in range(int(sys.argv[2])):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    s.sendall(b"CONNECT h%d.slow.warden.test:443 HTTP/1.1\r\n\r\n" % i)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
+PY
+	cat > "$WS/inside.sh" <<'SH'
+set -e
+ws=$1 proxyd=$2 peer=$3
+ip link set lo up
+mount --bind "$ws/resolv.conf" /etc/resolv.conf
+python3 "$ws/dns.py" "$ws/dns.log" "$ws/dns.ready" &
+dns=$!
+trap 'kill $dns $px 2>/dev/null || true' EXIT
+for i in $(seq 300); do [ -e "$ws/dns.ready" ] && break; sleep 0.1; done
+"$proxyd" --confine 1 --dial-timeout 2000 "$ws/proxy.port" '*.slow.warden.test:443' &
+px=$!
+for i in $(seq 300); do [ -s "$ws/proxy.port" ] && break; sleep 0.1; done
+fds() { ls /proc/$px/fd | wc -l; }
+base=$(fds)
+python3 "$ws/flood.py" "$(cat "$ws/proxy.port")" 256
+# every reset seen: the connections' fds are closed again (c-ares' one
+# socket to the server may stay)
+for i in $(seq 300); do [ "$(fds)" -le $((base + 1)) ] && break; sleep 0.1; done
+echo "fds: $base then $(fds)"
+python3 "$ws/flood.py" "$(cat "$ws/proxy.port")" probe
+SH
+	local un=(unshare -mn)
+	is_root || un=(unshare -rmn)
+	run "${un[@]}" sh "$WS/inside.sh" "$WS" "$PROXYD" "$PEER"
+	echo "$output"
+	[[ "${lines[0]}" == "fds: "* ]]
+	[[ "${lines[1]}" == "HTTP/1.1 503 Service Unavailable"* ]]
 }

@@ -21,7 +21,12 @@ teardown() {
 }
 
 check() { # SCENARIO VARIANT: tests/security/protect_check.py against $H
-	run env WARDEN="$WARDEN" python3 "$WARDEN_TOP/tests/security/protect_check.py" "$1" "$2" "$H"
+	# warden's once-per-user notes (supervisor/once.c) go to a state
+	# directory of their own: in $H they landed in the placeholder of
+	# ~/.local/state/warden, which the check took for the jail's doing
+	run env WARDEN="$WARDEN" XDG_STATE_HOME="$WS.state" \
+		python3 "$WARDEN_TOP/tests/security/protect_check.py" "$1" "$2" "$H"
+	rm -rf "$WS.state"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == "ok $1 $2"* ]]
@@ -114,6 +119,167 @@ check() { # SCENARIO VARIANT: tests/security/protect_check.py against $H
 	[[ "$output" != *secret* ]]
 }
 
+# Red team: credential files that were only hidden could be created when
+# missing, and their tools run what they name: aws runs a profile's
+# credential_process, kubectl a user's exec plugin, less the LESSOPEN of its
+# lesskey file's #env, mysql its pager and the plugins of plugin-dir, psql
+# the \! lines of .psqlrc, Jupyter the argv of a kernel spec in its data
+# directory, Mercurial its hooks.  Each is planted by the jail, judged by the
+# host: no file of the jail's is there afterwards (seen failing before: all
+# seven were created).
+@test "protect: a home workspace: config files whose tools run commands cannot be planted, credential ones included (red team)" {
+	run env HOME="$H" "$WARDEN" run --workspace "$H" -- sh -c '
+		for d in .aws .kube .local/share/jupyter/kernels/python3; do mkdir -p "$d" 2>/dev/null; done
+		echo "[default]
+credential_process = sh -c id" > .aws/config
+		echo "users: [{name: u, user: {exec: {command: sh}}}]" > .kube/config
+		echo "[client]
+pager = sh -c id" > .my.cnf
+		echo "#env
+LESSOPEN=|sh -c id" > .lesskey
+		echo "\\! id" > .psqlrc
+		echo "{\"argv\": [\"sh\", \"-c\", \"id\"]}" > .local/share/jupyter/kernels/python3/kernel.json
+		echo "[hooks]
+pre-commit = sh -c id" > .hgrc
+		echo done'
+	echo "$output"
+	[[ "$output" == *done* ]]
+	local f
+	for f in .aws/config .kube/config .my.cnf .lesskey .psqlrc \
+	         .local/share/jupyter/kernels/python3/kernel.json .hgrc; do
+		echo "$f"
+		run ! grep -rqs 'id' "$H/$f"
+	done
+}
+
+# Red team: what the desktop session and the terminal run at the next
+# login or window was in no catalog: PipeWire's context.exec (every login
+# on Debian 12's desktops), i3's, sway's and Hyprland's exec lines, the shell
+# kitty and Alacritty start, WezTerm's Lua, and dconf's database (GNOME's
+# custom keybindings and GNOME Terminal's custom command).  Seen failing
+# before: every one was created.
+@test "protect: a home workspace: session and terminal configs cannot be planted (red team)" {
+	run env HOME="$H" "$WARDEN" run --workspace "$H" -- sh -c '
+		for d in .config/pipewire/pipewire.conf.d .config/i3 .i3 .config/sway .config/hypr \
+		         .config/kitty .config/alacritty .config/wezterm .config/dconf; do
+			mkdir -p "$d" 2>/dev/null
+		done
+		echo "context.exec = [ { path = \"/bin/sh\" args = \"-c id\" } ]" > .config/pipewire/pipewire.conf.d/x.conf
+		for f in .config/i3/config .i3/config .config/sway/config; do echo "exec sh -c id" > "$f"; done
+		echo "exec-once = sh -c id" > .config/hypr/hyprland.conf
+		echo "shell sh -c id" > .config/kitty/kitty.conf
+		printf "[terminal.shell]\nprogram = \"sh\"\nargs = [\"-c\", \"id\"]\n" > .config/alacritty/alacritty.toml
+		echo "os.execute(\"id\")" > .config/wezterm/wezterm.lua
+		echo "os.execute(\"id\")" > .wezterm.lua
+		echo "custom-command=id" > .config/dconf/user
+		echo done'
+	echo "$output"
+	[[ "$output" == *done* ]]
+	local f
+	for f in .config/pipewire/pipewire.conf.d/x.conf .config/i3/config .i3/config .config/sway/config \
+	         .config/hypr/hyprland.conf .config/kitty/kitty.conf .config/alacritty/alacritty.toml \
+	         .config/wezterm/wezterm.lua .wezterm.lua .config/dconf/user; do
+		echo "$f"
+		run ! grep -qs 'id' "$H/$f"
+	done
+}
+
+# Red team: what interactive tools and shells run when they start, in
+# files no catalog had: direnv's direnvrc and lib/ (sourced for every
+# .envrc it loads), starship's custom modules (a command at every prompt),
+# TPM's plugins (tmux.conf runs ~/.tmux/plugins/tpm/tpm), irb's and pry's
+# Ruby, pdb's commands, sqlite3's .shell, Julia's startup.jl, mutt's
+# backticks, Fedora's ~/.bashrc.d, zsh's usual ZDOTDIR and frameworks
+# (prezto, zinit, oh-my-bash, bash-it), nushell, xonsh, PowerShell, SBCL,
+# GHCi and Octave.  An existing ~/.tmux (TPM installed) is changed in
+# place, the others are created.  Seen failing before: every one landed
+# (irb and pdb checked to run theirs on this machine).
+@test "protect: a home workspace: interactive tools' start files cannot be planted (red team)" {
+	mkdir -p "$H/.tmux/plugins/tpm"
+	printf '#!/bin/sh\n' > "$H/.tmux/plugins/tpm/tpm"
+	local files=(.config/direnv/direnvrc .config/direnv/lib/x.sh .direnvrc .config/starship.toml
+		.tmux/plugins/tpm/tpm .irbrc .pryrc .pdbrc .sqliterc .julia/config/startup.jl
+		.muttrc .mutt/muttrc .config/mutt/muttrc .bashrc.d/x.sh .config/zsh/.zshrc
+		.zprezto/init.zsh .local/share/zinit/zinit.git/zinit.zsh .oh-my-bash/oh-my-bash.sh
+		.bash_it/bash_it.sh .config/nushell/config.nu .xonshrc .config/xonsh/rc.xsh
+		.config/powershell/Microsoft.PowerShell_profile.ps1 .sbclrc .ghci .octaverc)
+	run env HOME="$H" "$WARDEN" run --workspace "$H" -- sh -c '
+		for f in "$@"; do
+			mkdir -p "$(dirname "$f")" 2>/dev/null
+			echo "sh -c id # planted" > "$f" 2>/dev/null && echo "planted $f"
+		done
+		echo done' sh "${files[@]}"
+	echo "$output"
+	[[ "$output" == *done* ]]
+	[[ "$output" != *planted* ]]
+	local f
+	for f in "${files[@]}"; do
+		echo "$f"
+		run ! grep -rqs 'planted' "$H/$f"
+	done
+}
+
+# Red team: a hidden credential or history file that did not exist yet
+# could be created by the jail -- as a hard link to a file of its own.  A
+# tool that later writes the secret in place (an append to ~/.netrc, a
+# shell's history) wrote it into the jail's file too, which the next jail
+# (or the same session's) read, though ~/.netrc itself was hidden.  Seen
+# failing before: the links were made, and the second jail printed the
+# password.
+@test "protect: a home workspace: a missing hidden file cannot be planted as a link to the jail's own (red team)" {
+	run env HOME="$H" "$WARDEN" run --workspace "$H" -- sh -c '
+		echo > notes
+		mkdir -p .gem 2>/dev/null
+		for f in .netrc .pgpass .bash_history .python_history .gem/credentials; do
+			ln notes "$f" 2>/dev/null && echo "linked $f"
+		done
+		echo done'
+	echo "$output"
+	[[ "$output" == *done* ]]
+	[[ "$output" != *linked* ]]
+	[ "$(stat -c %h "$H/notes")" -eq 1 ]
+	# the host's tool writes a password once the placeholder is gone (the
+	# cleaner waits 2 s, jail/protect.c); the next jail reads its own file
+	for _ in $(seq 100); do
+		[ -L "$H/.netrc" ] || break
+		sleep 0.1
+	done
+	[ ! -L "$H/.netrc" ]
+	printf 'machine api.example.org login ann password s3cr3t\n' >> "$H/.netrc"
+	run env HOME="$H" "$WARDEN" run --workspace "$H" -- sh -c 'cat notes .netrc; echo done'
+	echo "$output"
+	[[ "$output" == *done* ]]
+	[[ "$output" != *s3cr3t* ]]
+}
+
+# The person's own ~/.cargo and ~/.m2 are protected, so nothing can be
+# created in them: their missing credential files need no placeholder, and
+# get none (a symlink to /dev/null/... in the person's cargo home while a
+# jail runs).  Seen failing before: ~/.cargo/credentials.toml and
+# ~/.cargo/credentials stood there, placeholders inside a read-only bind.
+@test "protect: a home workspace: no placeholder is made inside a protected directory that exists" {
+	mkdir -p "$H/.cargo/bin" "$H/.m2/repository"
+	env HOME="$H" "$WARDEN" run --workspace "$H" -- sh -c '
+		echo > ready
+		while [ ! -e go ]; do sleep 0.1; done' > "$WS.out" 2>&1 &
+	pid=$!
+	for _ in $(seq 300); do
+		[ -e "$H/ready" ] && break
+		sleep 0.1
+	done
+	[ -e "$H/ready" ]
+	# while the jail runs, the host's directories hold only the person's own
+	ls -A "$H/.cargo" "$H/.m2" > "$WS.ls"
+	touch "$H/go"
+	wait "$pid"
+	cat "$WS.out" "$WS.ls"
+	run grep -c -e credentials -e settings "$WS.ls"
+	[ "$output" = 0 ]
+	run grep -c -x -e bin -e repository "$WS.ls"
+	[ "$output" = 2 ]
+	rm -f "$WS.out" "$WS.ls"
+}
+
 @test "protect: a profile drops a catalog entry only by naming it; .git is then writable (issue 19)" {
 	git init -q "$WS"
 	printf '%s\n' '{"name":"gitrw","extends":"workspace","filesystem":{"unprotect":[".git"]}}' > "$WS.json"
@@ -144,7 +310,10 @@ check() { # SCENARIO VARIANT: tests/security/protect_check.py against $H
 }
 
 @test "protect: placeholders are gone from the host once warden is done (issue 19)" {
-	run env HOME="$H" "$WARDEN" run --workspace "$H" -- true
+	# warden's own notes said once per user (supervisor/once.c) go to the
+	# state directory, which is not a placeholder: kept out of the home
+	run env HOME="$H" XDG_STATE_HOME="$WS.state" "$WARDEN" run --workspace "$H" -- true
+	rm -rf "$WS.state"
 	[ "$status" -eq 0 ]
 	# the cleaner waits 2 s (jail/protect.c CLEAN_DELAY_MS) for back-to-back runs
 	for _ in $(seq 100); do

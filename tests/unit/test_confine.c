@@ -25,7 +25,10 @@
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <poll.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "core/broker.h"
@@ -498,6 +501,87 @@ static void test_extra_rw_and_missing_config(void **state)
 	expect_errno("open /etc/hostname", res[2], EACCES);
 }
 
+/* Red team: a compromised broker holds the terminal of `warden chat` (and,
+ * through /dev/tty, of serve or mcp started from a shell) as its
+ * controlling terminal: TIOCSTI typed into it whatever the broker wanted,
+ * which the person's shell then ran, outside any jail, once warden ended.
+ * In a child: a pty made its controlling terminal, raw; TIOCSTI of one
+ * byte; then the pty's input read.  Confined: EPERM and nothing to read.
+ * The control, unconfined: the byte arrives (where the kernel allows
+ * TIOCSTI at all: root, or dev.tty.legacy_tiocsti = 1). */
+static void tiocsti_child(const struct fixture *f, bool confine, int res[2])
+{
+	int pfd[2], status;
+	pid_t pid;
+
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct bdirs d = { .config = (char *)f->config, .data = (char *)f->data };
+		struct bconfine c = { 0 };
+		struct werr err = { 0 };
+		struct termios t;
+		int r[2] = { -1, -1 }, m, sl;
+		char ch = 'x', got;
+
+		close(pfd[0]);
+		m = posix_openpt(O_RDWR | O_NOCTTY);
+		if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0 || setsid() < 0)
+			_exit(3);
+		sl = open(ptsname(m), O_RDWR);   /* the session's controlling terminal */
+		if (sl < 0 || tcgetattr(sl, &t) < 0)
+			_exit(4);
+		cfmakeraw(&t);
+		if (tcsetattr(sl, TCSANOW, &t) < 0 || fcntl(sl, F_SETFL, O_NONBLOCK) < 0)
+			_exit(5);
+		if (confine && broker_confine(&d, &c, &err) < 0)
+			_exit(6);
+		r[0] = ioctl(sl, TIOCSTI, &ch) < 0 ? errno : 0;
+		/* TIOCSTI hands the byte to the line discipline before it
+		 * returns: a raw terminal has it to read at once, so a refused
+		 * one has nothing (no wait for an absence); an accepted one is
+		 * waited for, not slept on */
+		if (r[0] == 0) {
+			struct pollfd p = { .fd = sl, .events = POLLIN };
+
+			(void)!poll(&p, 1, 10000);
+		}
+		r[1] = read(sl, &got, 1) == 1 && got == 'x';
+		if (write(pfd[1], r, sizeof(r)) != (ssize_t)sizeof(r))
+			_exit(2);
+		_exit(0);
+	}
+	close(pfd[1]);
+	assert_int_equal(read(pfd[0], res, 2 * sizeof(int)), (ssize_t)(2 * sizeof(int)));
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void test_no_tiocsti(void **state)
+{
+	const struct fixture *f = *state;
+	int res[2];
+	FILE *fp;
+	int legacy = 0;
+
+	tiocsti_child(f, true, res);
+	expect_errno("TIOCSTI on the controlling terminal", res[0], EPERM);
+	assert_int_equal(res[1], 0);
+	/* the control */
+	fp = fopen("/proc/sys/dev/tty/legacy_tiocsti", "r");
+	if (!fp || fscanf(fp, "%d", &legacy) != 1)
+		legacy = 1;   /* a kernel before 6.2 has no such switch: always allowed */
+	if (fp)
+		fclose(fp);
+	tiocsti_child(f, false, res);
+	if (geteuid() == 0 || legacy) {
+		expect_errno("TIOCSTI unconfined", res[0], 0);
+		assert_int_equal(res[1], 1);
+	}
+}
+
 /* bdirs_init in a child that has the directories on fds 4 and 5, as the
  * supervisor hands them over.  Returns bdirs_init's result; *msg its error,
  * paths[0..1] d.config and d.data. */
@@ -592,6 +676,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_extra_rw_and_missing_config, fixture_setup,
 		                                fixture_teardown),
 		cmocka_unit_test_setup_teardown(test_bdirs, fixture_setup, fixture_teardown),
+		cmocka_unit_test_setup_teardown(test_no_tiocsti, fixture_setup, fixture_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
