@@ -12,6 +12,8 @@ setup() {
 	mkdir -p "$CFG/warden/profiles"
 	printf '%s\n' '{"name":"bg","extends":"workspace","limits":{"wall_time":"5m","background":true}}' \
 		> "$CFG/warden/profiles/bg.json"
+	printf '%s\n' '{"name":"hidex","extends":"workspace","filesystem":{"hide+":["$WORKSPACE/private.key"]}}' \
+		> "$CFG/warden/profiles/hidex.json"
 }
 teardown() {
 	rm -rf "$CFG"
@@ -95,7 +97,7 @@ copy_probes() {
 }
 
 @test "pool: a pooled jail started before a hide path appeared is never used (G123)" {
-	pool_py pool_stale_hides --pool 1
+	pool_py pool_stale_hides --pool 1 --profile hidex
 }
 
 @test "pool: a pooled jail whose protected paths changed since it started is never used (issue 19)" {
