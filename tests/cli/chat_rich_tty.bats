@@ -4,6 +4,7 @@
 # written only when TERM says the terminal draws images (kitty's graphics
 # protocol), read from the raw bytes the pane received (tmux pipe-pane).
 load ../helpers
+load tty
 
 setup() {
 	common_setup
@@ -21,18 +22,6 @@ teardown() {
 	[ -n "$FAKE_PID" ] && wait "$FAKE_PID" 2>/dev/null
 	rm -rf "$T"
 	common_teardown
-}
-
-screen() { tmux -L "$SOCK" capture-pane -p -J -S -300; }
-
-wait_for() {
-	for _ in $(seq 400); do
-		screen | grep -qF -- "$1" && return 0
-		sleep 0.1
-	done
-	echo "timed out waiting for '$1'; the screen:"
-	screen
-	return 1
 }
 
 # start_chat TERM [VAR=VALUE]: warden chat -y "draw" in tmux, its raw output

@@ -2,6 +2,7 @@
 # `warden chat` on a real terminal: tmux runs it, the test types keys and
 # reads the screen.  The model is tests/fakes/llm_server.py.
 load ../helpers
+load tty
 
 setup() {
 	common_setup
@@ -32,44 +33,7 @@ start_chat() {
 		"trap '' INT; env $envs '$WARDEN' chat --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key k $*; echo \$? > '$T/rc'; sleep 120"
 }
 
-wait_exit() {
-	for _ in $(seq 400); do
-		[ -s "$T/rc" ] && break
-		sleep 0.1
-	done
-	[ "$(cat "$T/rc" 2>/dev/null)" = "$1" ] && return 0
-	echo "warden did not exit with status $1 (rc: $(cat "$T/rc" 2>/dev/null)); the screen:"
-	screen
-	return 1
-}
-
 alive() { [ ! -e "$T/rc" ]; }
-
-screen() { tmux -L "$SOCK" capture-pane -p -S -300; }
-keys() { tmux -L "$SOCK" send-keys "$@"; }
-
-# wait_for TEXT [N]: until the screen shows TEXT (at least N times)
-wait_for() {
-	local n=${2:-1}
-	for _ in $(seq 400); do
-		[ "$(screen | grep -cF -- "$1")" -ge "$n" ] && return 0
-		sleep 0.1
-	done
-	echo "timed out waiting for '$1' (x$n); the screen:"
-	screen
-	return 1
-}
-
-# wait_prompt N: until N prompts ("> " at the start of a line) were shown
-wait_prompt() {
-	for _ in $(seq 400); do
-		[ "$(screen | grep -c '^>')" -ge "$1" ] && return 0
-		sleep 0.1
-	done
-	echo "timed out waiting for prompt number $1; the screen:"
-	screen
-	return 1
-}
 
 @test "chat tty: y at the approval prompt runs the block" {
 	fake_llm <<'JSON'

@@ -10,6 +10,7 @@
 # tests/cli/serve_client.py and mcp_client.py play the other scenarios
 # (every wait bounded).
 load ../helpers
+load tty
 
 setup() {
 	common_setup
@@ -44,40 +45,6 @@ teardown() {
 start_chat() {
 	tmux -L "$SOCK" -f /dev/null new-session -d -x 200 -y 50 \
 		"trap '' INT; env HOME='$H' XDG_CONFIG_HOME='$T/config' XDG_DATA_HOME='$T/data' WARDEN_AUDIT_LOG='$AUDIT' TERM=xterm-256color NO_COLOR=1 '$WARDEN' chat -y --workspace '$WS' --model openai/fake --api-base http://127.0.0.1:$PORT/v1 --api-key k $*; echo \$? > '$T/rc'; sleep 120"
-}
-
-screen() { tmux -L "$SOCK" capture-pane -p -J -S -500; }
-keys() { tmux -L "$SOCK" send-keys "$@"; }
-
-# wait_for TEXT [N]: until the screen shows TEXT (on at least N lines)
-wait_for() {
-	local n=${2:-1}
-	for _ in $(seq 600); do
-		[ "$(screen | grep -cF -- "$1")" -ge "$n" ] && return 0
-		sleep 0.1
-	done
-	echo "timed out waiting for '$1' (x$n); the screen:"
-	screen
-	return 1
-}
-
-# wait_prompt N: until N prompts ("> " at the start of a line) were shown
-wait_prompt() {
-	for _ in $(seq 600); do
-		[ "$(screen | grep -c '^>')" -ge "$1" ] && return 0
-		sleep 0.1
-	done
-	echo "timed out waiting for prompt number $1; the screen:"
-	screen
-	return 1
-}
-
-wait_exit() {
-	for _ in $(seq 400); do
-		[ -s "$T/rc" ] && break
-		sleep 0.1
-	done
-	[ "$(cat "$T/rc" 2>/dev/null)" = "$1" ]
 }
 
 # the chat's broker: the supervisor's child named warden-broker
