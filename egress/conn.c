@@ -61,12 +61,13 @@ void econn_emit(struct eproxy *p, struct wegress_rec *r)
 	p->conf.audit(p->conf.ctx, r);
 }
 
-static void audit_conn(struct pconn *c)
+void econn_audit(struct pconn *c)
 {
 	struct wegress_rec r = { 0 };
 
-	if (!c->request)
+	if (!c->request || c->audited)
 		return;
+	c->audited = true;
 	snprintf(r.method, sizeof(r.method), "%s", c->method);
 	snprintf(r.host, sizeof(r.host), "%.*s", WEGRESS_HOST_MAX, c->host);
 	r.port = c->port;
@@ -95,7 +96,7 @@ void econn_close(struct pconn *c)
 
 	if (c->dead)
 		return;
-	audit_conn(c);
+	econn_audit(c);
 	c->dead = true;
 	if (c->cli.fd >= 0)
 		wloop_unwatch(p->l, &c->cli);

@@ -45,6 +45,7 @@ struct pconn {
 	bool resolving;              /* a lookup holds this pointer */
 	bool dead;                   /* closed; freed when no lookup holds it */
 	bool request;                /* a request line was read: audit it */
+	bool audited;                /* its record was sent (at the proxy's own answer) */
 	bool allowed;
 	char *head;
 	size_t head_len, drained;
@@ -85,6 +86,9 @@ uint32_t econn_idle_ms(const struct eproxy *p);
 /* Audit c (within the cap) and close it; freed after the batch, or by
  * the lookup that still holds it. */
 void econn_close(struct pconn *c);
+/* Its one record, to the proxy's audit callback (within the cap): at its
+ * end, or earlier when the proxy answered it itself (econn_reply). */
+void econn_audit(struct pconn *c);
 /* conn.c: a closed connection out of its proxy's list and count (if its
  * proxy is still there), freed; for one whose lookup just ended */
 void econn_unlink(struct pconn *c);

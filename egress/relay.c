@@ -30,6 +30,10 @@ void econn_reply(struct pconn *c, int status, const char *text, const char *body
 	int n;
 
 	c->status = status;
+	/* its record goes now, before the client can read the answer: what
+	 * the program does next (end its run or block) cannot overtake it
+	 * (a learner reads the refusals when the run or block ends) */
+	econn_audit(c);
 	if (c->up.fd >= 0)
 		wloop_unwatch(c->p->l, &c->up);
 	free(d->pre);

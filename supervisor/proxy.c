@@ -668,6 +668,18 @@ void wproxy_free(struct wproxy *j)
 	jail_free(j, 0);
 }
 
+void wproxy_drain(void)
+{
+	/* bounded: a process that keeps writing cannot hold the caller */
+	for (int i = 0; i < 16 && g.sock.fd >= 0; i++) {
+		struct pollfd pf = { .fd = g.sock.fd, .events = POLLIN };
+
+		if (poll(&pf, 1, 0) <= 0)
+			break;
+		read_frames();
+	}
+}
+
 void wproxy_free_wait(struct wproxy *j)
 {
 	uint64_t deadline = sv_now_ms() + SHUTDOWN_MS;

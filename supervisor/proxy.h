@@ -52,6 +52,10 @@ void wproxy_free(struct wproxy *p);
 /* The same, and wait (2 s at most) until the egress process has sent the
  * jail's last connections' records: a learning run reads them at its end. */
 void wproxy_free_wait(struct wproxy *p);
+/* Read what the egress process has already sent (its records of refusals
+ * go out before the refused client reads its answer): before a learning
+ * session's block is reported. */
+void wproxy_drain(void);
 /* As root: the user the egress process runs as (the broker's; default
  * WBROKER_USER).  Before the first wproxy_new. */
 void wproxy_user(const char *user);

@@ -193,6 +193,7 @@ bool sl_block_end(struct sv *sv, struct sv_jail *j,
 {
 	if (!j->learning)
 		return false;
+	wproxy_drain();   /* the block's refusals by the proxy, already sent */
 	j->learn.on_report = on_report;
 	j->learn.report_ctx = j;
 	j->fin_done = done;

@@ -239,6 +239,13 @@ mcp_client() {
 	serve_client learn_widen --allow-workspace "$DATA"
 }
 
+@test "learn serve: a host the proxy refused is asked about, though the block still holds its connection" {
+	mkdir -p "$H/.config/warden/profiles"
+	printf '%s\n' '{"name":"netlearn","extends":"workspace","network":{"mode":"proxy","allow":["allowed.invalid:8080"]}}' \
+		> "$H/.config/warden/profiles/netlearn.json"
+	serve_client learn_net --allow-profile netlearn
+}
+
 @test "learn serve: yes past what warden was started with is refused, the file stays out of the jail" {
 	serve_client learn_bound
 }

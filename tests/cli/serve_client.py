@@ -1597,6 +1597,24 @@ def sc_learn_dangerous(s, args):
           "the refused event: %s" % refused)
 
 
+def sc_learn_net(s, args):
+    """A host the proxy refused becomes a question (or a refused event) of
+    the block that asked for it, though the program still holds the
+    connection (urllib's HTTPError keeps it open in the session's
+    interpreter): the proxy's record of the refusal is sent as it answers,
+    and read before the block is reported.  Before, it came only when the
+    connection ended, after the block's report, and nothing was asked."""
+    sid = s.open(learn=True, profile="netlearn")
+    code = ("import urllib.request\n"
+            "try:\n    urllib.request.urlopen('http://refused.invalid:8080/x')\n"
+            "except Exception as e:\n    held = e\n    raise\n")
+    err, confs, refused = learn_fail(s, sid, code)
+    check("403" in err, "the proxy did not refuse it: %s" % err[-300:])
+    asked = [c for c in confs if c.get("value") == "refused.invalid:8080"] + \
+            [r for r in refused if r.get("value") == "refused.invalid:8080"]
+    check(len(asked) == 1, "nothing asked about the host: %s %s" % (confs, refused))
+
+
 def sc_learn_revoke(s, args):
     """revoke drops the session's widenings: the next block is refused again
     (a new jail), and the audit log has it."""
