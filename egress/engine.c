@@ -16,7 +16,8 @@
  *   DRAIN    what the client still sends is read and dropped (bounded), so
  *            the answer is not lost to a reset, then closed.
  *
- * Each connection is audited once (conf.audit) when it ends; at most
+ * Each connection is audited once (conf.audit) when it ends, or as the
+ * proxy answers it itself (econn_reply, before the answer is written); at most
  * AUDIT_MAX records per proxy, then only counted (eproxy_free's result).
  * One request per connection: the proxy sends "Connection: close" upstream
  * and relays bytes as they come after the head, so a second request on the
