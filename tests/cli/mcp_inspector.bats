@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # `warden mcp` driven by a real third-party MCP client: the npm package
 # @modelcontextprotocol/inspector in its CLI mode (--cli --method ...), over
-# stdio, in both protocol eras (--protocol-era legacy|modern).
+# stdio, in both protocol eras (--protocol-era legacy|modern), and over
+# serve --listen's /mcp (Streamable HTTP, the modern era) with its token.
 #
 # setup_file installs the pinned version with npm into this run's temporary
 # directory (npm's own cache, ~/.npm, makes later runs fast).  Without node,
@@ -76,4 +77,35 @@ inspector() {
 	[[ "$output" == *'jailed'* ]]
 	[[ "$output" == *'\"exit_code\":4'* ]]
 	[[ "$output" == *'"io.modelcontextprotocol/serverInfo"'* ]]
+}
+
+@test "mcp inspector: over serve --listen's /mcp (HTTP) with the token, run_code runs in a jail; without it, refused" {
+	local tok="$WS.token" err="$WS.serve.err" port=""
+	printf '%s\n' "inspector-token-$$-0123456789abcdef" > "$tok"
+	chmod 600 "$tok"
+	"$WARDEN" serve --listen 127.0.0.1:0 --token-file "$tok" --workspace "$WS" 2> "$err" &
+	local spid=$!
+	for _ in $(seq 600); do
+		port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\):.*/\1/p' "$err")
+		[ -n "$port" ] && break
+		sleep 0.05
+	done
+	run "$INSPECTOR" --cli --format json --protocol-era modern --transport http \
+		--server-url "http://127.0.0.1:$port/mcp" --header "Authorization: Bearer $(cat "$tok")" \
+		--method tools/call --tool-name run_code \
+		--tool-args-json '{"language":"python","code":"import socket\nprint(6 * 7, socket.gethostname())"}'
+	echo "$output"
+	local ok_status=$status ok_output=$output
+	run "$INSPECTOR" --cli --format json --protocol-era modern --transport http \
+		--server-url "http://127.0.0.1:$port/mcp" --method tools/list
+	echo "$output"
+	kill "$spid"
+	wait "$spid" || true
+	rm -f "$tok" "$err"
+	[ -n "$port" ]
+	[ "$ok_status" -eq 0 ]
+	[[ "$ok_output" == *'"text":"42 warden\n"'* ]]
+	[[ "$ok_output" == *'"isError":false'* ]]
+	[[ "$output" == *'"error"'* ]]
+	[[ "$output" != *'"tools"'* ]]
 }
