@@ -230,73 +230,48 @@ static char *spelled(const char *key, const char *v, const struct wl_base *b)
 	return xstrdup(v);
 }
 
-static void add_values(json_object *arr, const struct wl_list *l, const char *key,
+static void add_values(struct wstrv *out, const struct wl_list *l, const char *key,
                        const struct wl_base *b)
 {
 	for (size_t i = 0; i < l->n; i++)
 		if (l->v[i].included && l->v[i].key && !strcmp(l->v[i].key, key)) {
 			char *v = spelled(key, l->v[i].value, b);
-			bool dup = false;
 
-			for (size_t j = 0; j < json_object_array_length(arr); j++)
-				dup |= !strcmp(json_object_get_string(json_object_array_get_idx(arr, j)), v);
-			if (!dup)
-				json_object_array_add(arr, json_object_new_string(v));
+			if (!wstrv_contains(out, v))
+				wstrv_push(out, v);
 			free(v);
 		}
 }
 
 char *wl_policy(const struct wl_list *l, const struct wl_base *b)
 {
-	json_object *o = json_object_new_object(), *fs = json_object_new_object();
-	json_object *ro = json_object_new_array(), *rw = json_object_new_array();
-	json_object *allow = json_object_new_array(), *sys = json_object_new_array();
-	char *desc, *out;
+	struct wstrv ro = { 0 }, rw = { 0 }, allow = { 0 }, sys = { 0 };
+	_cleanup_free_ char *desc = xasprintf("Learned from %.120s: the %s profile, plus what it "
+	                                      "was refused.", b->argv0 ? b->argv0 : "a program",
+	                                      b->profile);
+	struct wpolicy_ext e = {
+		.name = b->name ? b->name : "", .description = desc, .extends = b->profile,
+		.read_only = &ro, .read_write = &rw, .allow = &allow, .allow_extra = &sys,
+		.allow_plus = b->profile_net == WNET_PROXY,
+	};
+	int mode;
+	char *out;
 
-	json_object_object_add(o, "name", jstr(b->name));
-	desc = xasprintf("Learned from %.120s: the %s profile, plus what it was refused.",
-	                 b->argv0 ? b->argv0 : "a program", b->profile);
-	json_object_object_add(o, "description", json_object_new_string(desc));
-	free(desc);
-	json_object_object_add(o, "extends", jstr(b->profile));
-	add_values(ro, l, "filesystem.read_only", b);
-	add_values(rw, l, "filesystem.read_write", b);
-	if (json_object_array_length(ro))
-		json_object_object_add(fs, "read_only+", json_object_get(ro));
-	if (json_object_array_length(rw))
-		json_object_object_add(fs, "read_write+", json_object_get(rw));
-	if (json_object_object_length(fs))
-		json_object_object_add(o, "filesystem", json_object_get(fs));
+	add_values(&ro, l, "filesystem.read_only", b);
+	add_values(&rw, l, "filesystem.read_write", b);
 	for (size_t i = 0; i < b->n_allow; i++)
-		json_object_array_add(allow, json_object_new_string(b->allow[i]));
-	add_values(allow, l, "network.allow", b);
-	if (json_object_array_length(allow) || b->net != b->profile_net) {
-		json_object *net = json_object_new_object();
-		int mode = json_object_array_length(allow) ? WNET_PROXY : b->net;
-
-		if (mode != b->profile_net || json_object_array_length(allow))
-			json_object_object_add(net, "mode", json_object_new_string(
-				policy_net_mode_name((enum wnet_mode)mode)));
-		if (json_object_array_length(allow))
-			json_object_object_add(net, b->profile_net == WNET_PROXY ? "allow+" : "allow",
-			                       json_object_get(allow));
-		json_object_object_add(o, "network", net);
-	}
-	add_values(sys, l, "syscalls.allow_extra", b);
-	if (json_object_array_length(sys)) {
-		json_object *s = json_object_new_object();
-
-		json_object_object_add(s, "allow_extra+", json_object_get(sys));
-		json_object_object_add(o, "syscalls", s);
-	}
-	out = xasprintf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-	                JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(ro);
-	json_object_put(rw);
-	json_object_put(allow);
-	json_object_put(sys);
-	json_object_put(fs);
-	json_object_put(o);
+		wstrv_push(&allow, b->allow[i]);
+	add_values(&allow, l, "network.allow", b);
+	add_values(&sys, l, "syscalls.allow_extra", b);
+	/* an allow entry needs the proxy: the mode is written with it */
+	mode = allow.n ? WNET_PROXY : b->net;
+	if (mode != b->profile_net || allow.n)
+		e.net_mode = policy_net_mode_name((enum wnet_mode)mode);
+	out = wpolicy_ext_text(&e);
+	wstrv_free(&ro);
+	wstrv_free(&rw);
+	wstrv_free(&allow);
+	wstrv_free(&sys);
 	return out;
 }
 

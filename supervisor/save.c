@@ -34,7 +34,7 @@ static void answer(struct sv *sv, const struct wmsg *m, uint8_t status, const ch
 
 /* A path of the session's workspace as $WORKSPACE..., so the profile keeps
  * meaning the workspace it runs in (as a learned policy does). */
-static void add_paths(json_object *arr, const struct wstrv *v, const char *ws)
+static void add_paths(struct wstrv *out, const struct wstrv *v, const char *ws)
 {
 	size_t n = strlen(ws);
 
@@ -44,66 +44,44 @@ static void add_paths(json_object *arr, const struct wstrv *v, const char *ws)
 		if (n > 1 && !strncmp(p, ws, n) && (p[n] == '\0' || p[n] == '/')) {
 			char *e = xasprintf("$WORKSPACE%s", p + n);
 
-			json_object_array_add(arr, json_object_new_string(e));
+			wstrv_push(out, e);
 			free(e);
 		} else {
-			json_object_array_add(arr, json_object_new_string(p));
+			wstrv_push(out, p);
 		}
 	}
 }
 
 /* The profile's text: extends the session's profile (as loaded by its
  * name), with what --net/--allow gave the session and the widenings. */
-static char *profile_text(const struct sv_sess *s, const char *name, const struct wpolicy *file,
-                          struct werr *err)
+static char *profile_text(const struct sv_sess *s, const char *name, const struct wpolicy *file)
 {
-	json_object *o = json_object_new_object(), *fs = json_object_new_object();
-	json_object *ro = json_object_new_array(), *rw = json_object_new_array();
-	json_object *allow = json_object_new_array();
-	char *desc, *text;
-	bool proxy;
+	struct wstrv ro = { 0 }, rw = { 0 }, allow = { 0 };
+	enum wnet_mode mode = s->base->net == WNET_PROXY || s->w_host.n ? WNET_PROXY : s->base->net;
+	_cleanup_free_ char *desc = xasprintf("Saved from warden chat session %s: the %s profile, "
+	                                      "plus what the person allowed in it.",
+	                                      s->audit_id, s->base->name);
+	struct wpolicy_ext e = {
+		.name = name, .description = desc, .extends = s->base->name,
+		.read_only = &ro, .read_write = &rw, .allow = &allow,
+		.net_mode = mode != file->net ? policy_net_mode_name(mode) : NULL,
+		.allow_plus = file->net == WNET_PROXY,
+	};
+	char *text;
 
-	json_object_object_add(o, "name", json_object_new_string(name));
-	desc = xasprintf("Saved from warden chat session %s: the %s profile, plus what the "
-	                 "person allowed in it.", s->audit_id, s->base->name);
-	json_object_object_add(o, "description", json_object_new_string(desc));
-	free(desc);
-	json_object_object_add(o, "extends", json_object_new_string(s->base->name));
-	add_paths(ro, &s->w_read, s->ws);
-	add_paths(rw, &s->w_write, s->ws);
-	if (json_object_array_length(ro))
-		json_object_object_add(fs, "read_only+", json_object_get(ro));
-	if (json_object_array_length(rw))
-		json_object_object_add(fs, "read_write+", json_object_get(rw));
-	if (json_object_object_length(fs))
-		json_object_object_add(o, "filesystem", json_object_get(fs));
+	add_paths(&ro, &s->w_read, s->ws);
+	add_paths(&rw, &s->w_write, s->ws);
 	/* the network the session had: --net and --allow at start, then the
 	 * hosts allowed in it */
 	for (size_t i = 0; i < s->base->net_allow.n; i++)
 		if (!wstrv_contains(&file->net_allow, s->base->net_allow.v[i]))
-			json_object_array_add(allow, json_object_new_string(s->base->net_allow.v[i]));
+			wstrv_push(&allow, s->base->net_allow.v[i]);
 	for (size_t i = 0; i < s->w_host.n; i++)
-		json_object_array_add(allow, json_object_new_string(s->w_host.v[i]));
-	proxy = s->base->net == WNET_PROXY || s->w_host.n;
-	if (json_object_array_length(allow) || s->base->net != file->net) {
-		json_object *net = json_object_new_object();
-
-		if ((proxy ? WNET_PROXY : s->base->net) != file->net)
-			json_object_object_add(net, "mode", json_object_new_string(
-				policy_net_mode_name(proxy ? WNET_PROXY : s->base->net)));
-		if (json_object_array_length(allow))
-			json_object_object_add(net, file->net == WNET_PROXY ? "allow+" : "allow",
-			                       json_object_get(allow));
-		json_object_object_add(o, "network", net);
-	}
-	text = xasprintf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-	                 JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(ro);
-	json_object_put(rw);
-	json_object_put(allow);
-	json_object_put(fs);
-	json_object_put(o);
-	(void)err;
+		wstrv_push(&allow, s->w_host.v[i]);
+	text = wpolicy_ext_text(&e);
+	wstrv_free(&ro);
+	wstrv_free(&rw);
+	wstrv_free(&allow);
 	return text;
 }
 
@@ -182,7 +160,7 @@ int sv_save(struct sv *sv, const struct wmsg *m)
 		answer(sv, m, WW_REFUSED, msg);
 		return 0;
 	}
-	text = profile_text(s, m->profile, file, &err);
+	text = profile_text(s, m->profile, file);
 	policy_free(file);
 	if (!(cfg = sv_xdg_dir("XDG_CONFIG_HOME", ".config", &err))) {
 		answer(sv, m, WW_REFUSED, err.msg);

@@ -131,6 +131,20 @@ bool policy_env_name_ok(const char *s, size_t n);
  * with '.' or '-', not ending in ".json" (policy/syntax.c) */
 bool wprofile_name_ok(const char *name);
 
+/* A profile that extends another by these additions, as a policy file's
+ * text (pretty JSON, one newline at its end; policy/render.c): name,
+ * description and extends; filesystem's read_only+ and read_write+;
+ * network's mode (when net_mode is set) and allow (allow+ when allow_plus:
+ * the profile extended has a list already); syscalls' allow_extra+.  An
+ * empty or NULL list is left out, and a section with nothing in it. */
+struct wpolicy_ext {
+	const char *name, *description, *extends;
+	const struct wstrv *read_only, *read_write, *allow, *allow_extra;
+	const char *net_mode;
+	bool allow_plus;
+};
+char *wpolicy_ext_text(const struct wpolicy_ext *e);
+
 /* "none", "loopback", "proxy"; and back (-1: not a mode). */
 const char *policy_net_mode_name(enum wnet_mode m);
 int policy_net_mode_parse(const char *s, enum wnet_mode *m);
