@@ -26,6 +26,11 @@ setup_file() {
 	if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -r /etc/ssl/certs/ca-certificates.crt ]; then
 		export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 	fi
+	# Debian 12's Node is 18, where CustomEvent and crypto are globals only
+	# behind flags (global from Node 19 on); the Inspector uses both
+	if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 19 ]; then
+		export NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--experimental-global-customevent --experimental-global-webcrypto"
+	fi
 	if ! npm install --prefix "$INSPECTOR_DIR" --no-fund --no-audit --loglevel=error \
 		"@modelcontextprotocol/inspector@$INSPECTOR_VERSION" >"$BATS_FILE_TMPDIR/npm.log" 2>&1; then
 		INSPECTOR_ERR="npm install @modelcontextprotocol/inspector@$INSPECTOR_VERSION failed: $(tail -n 5 "$BATS_FILE_TMPDIR/npm.log")"
