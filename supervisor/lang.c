@@ -48,12 +48,15 @@ static const char *const r_argv[] = { "sh", "-c", "set -f; IFS=; exec Rscript --
 
 /* The order is the order shown to users. */
 const struct wlang wlangs[] = {
-	{ "python", "py,python3", "python.py", python_argv, true, NULL },
-	{ "javascript", "js,node,nodejs", "javascript.js", javascript_argv, true, NULL },
-	{ "shell", "bash,sh", "shell.sh", shell_argv, true, NULL },
-	{ "perl", "pl", "perl.pl", perl_argv, true, NULL },
-	{ "ruby", "rb", "ruby.rb", ruby_argv, true, NULL },
-	{ "r", "R,rscript", "r.R", r_argv, true, "Rscript" },
+	{ "python", "py,python3", "python.py", python_argv, true, NULL, 0 },
+	{ "javascript", "js,node,nodejs", "javascript.js", javascript_argv, true, NULL, 0 },
+	{ "shell", "bash,sh", "shell.sh", shell_argv, true, NULL, 0 },
+	/* the driver's handler dies only inside a block, and a second SIGINT
+	 * right after the block is taken for it (drivers/perl.pl): resending
+	 * is safe there */
+	{ "perl", "pl", "perl.pl", perl_argv, true, NULL, 500 },
+	{ "ruby", "rb", "ruby.rb", ruby_argv, true, NULL, 0 },
+	{ "r", "R,rscript", "r.R", r_argv, true, "Rscript", 0 },
 };
 const size_t wlangs_n = ARRAY_SIZE(wlangs);
 

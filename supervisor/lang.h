@@ -44,6 +44,10 @@ struct wlang {
 	bool persistent;              /* state survives between blocks */
 	const char *program;          /* what must be installed, when argv[0]
 	                                 is only a wrapper (sh); NULL: argv[0] */
+	/* an interrupt's SIGINT is sent again this often until the block ends
+	 * (0: once).  Perl acts on a signal between two of its ops: one that
+	 * lands just before a blocking call waits for the call to return. */
+	unsigned sigint_repeat_ms;
 };
 
 extern const struct wlang wlangs[];

@@ -155,6 +155,7 @@ int sess_run(struct sv *sv, struct sv_sess *s, uint32_t block, const char *langu
 	j->block = block;
 	j->interrupted = false;
 	j->grace_at_ms = 0;
+	j->sigint_again_ms = 0;
 	j->jr.killed_for = WB__N;
 	j->out_total = 0;
 	j->idle_out = 0;
@@ -206,6 +207,7 @@ void sess_interrupt(struct sv *sv, struct sv_sess *s)
 		return;
 	j->interrupted = true;
 	j->grace_at_ms = sv_now_ms() + INTERRUPT_GRACE_MS;
+	j->sigint_again_ms = j->lang->sigint_repeat_ms ? sv_now_ms() + j->lang->sigint_repeat_ms : 0;
 	kill(-j->jr.jl.pid, SIGINT);
 }
 

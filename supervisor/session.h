@@ -94,6 +94,7 @@ struct sv_jail {
 	bool busy, fresh, interrupted;
 	uint32_t block;
 	uint64_t t0_ms, cpu0_ns, grace_at_ms;
+	uint64_t sigint_again_ms;       /* when the interrupt is sent again (lang) */
 	uint64_t net0;                  /* jail_net_unreachable at the block's start */
 	uint64_t out_total, idle_out;
 	uint8_t *tail;                  /* last half of the output limit, once past the head */

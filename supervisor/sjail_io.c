@@ -547,6 +547,10 @@ static void sj_on_tick(struct wloop *l, struct wsrc *src, uint32_t events)
 		sj_kill(j, WB_INTERRUPTED);
 		return;
 	}
+	if (j->sigint_again_ms && now >= j->sigint_again_ms) {
+		j->sigint_again_ms = now + j->lang->sigint_repeat_ms;
+		kill(-j->jr.jl.pid, SIGINT);
+	}
 	if (lim->cpu_ms) {
 		struct wcg_stats st;
 		wcg_stats(j->jr.cg, &st);

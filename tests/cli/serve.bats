@@ -68,6 +68,10 @@ serve_client() {
 	serve_client interrupt
 }
 
+@test "serve: an interrupt Perl could not act on at once is sent again: the block stops, the session keeps its state" {
+	serve_client interrupt_perl_window
+}
+
 @test "serve: a timeout loses the state and the next block runs in a fresh jail" {
 	serve_client timeout --profile short
 }

@@ -351,6 +351,32 @@ def sc_interrupt(s, args):
     check(out == "3\n", "state after the interrupt: %r (stderr %r)" % (out, err))
 
 
+def sc_interrupt_perl_window(s, args):
+    """Perl runs a signal's handler between two of its ops: a SIGINT that
+    lands just before a blocking call (here: while the block ignores it)
+    is acted on only when the call returns.  warden sends the interrupt
+    again while the block runs, so a sleeping Perl block still stops within
+    the grace time and keeps its session (once, the jail was killed after
+    the grace and the state lost: make test-fresh saw the drivers' test
+    wait for the whole sleep)."""
+    sid = s.open()
+    ok_result(s.run(sid, "perl", "our $y = 3;")[2], "setup")
+    rid = s.start(sid, "perl", "$| = 1; { local $SIG{INT} = 'IGNORE'; print \"ignoring\\n\"; "
+                  "sleep 1; } sleep 60; print \"woke\\n\";")
+    s.wait(lambda e: e.get("id") == rid and "ignoring" in str(e.get("content", "")),
+           what="the block to ignore SIGINT")
+    iid = s.send({"op": "interrupt", "session": sid})
+    check(s.wait_id(iid).get("event") == "ok", "interrupt refused")
+    out, err, res, _ = s.collect(rid)
+    check(res.get("event") == "result" and res.get("reason") == "interrupted",
+          "interrupted block: %s" % res)
+    check("woke" not in out, "the block went on: %r" % out)
+    check(res.get("state_lost") is False, "state lost on interrupt: %s" % res)
+    out, err, res, _ = s.run(sid, "perl", "print \"$y\\n\";")
+    ok_result(res, "after the interrupt")
+    check(out == "3\n", "state after the interrupt: %r (stderr %r)" % (out, err))
+
+
 def sc_timeout(s, args):
     sid = s.open()
     ok_result(s.run(sid, "python", "z = 1")[2], "setup")

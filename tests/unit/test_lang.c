@@ -117,7 +117,7 @@ static void test_argv(void **state)
 
 	/* a driver that is not embedded: NULL, not a half-built argv */
 	static const char *const fake_argv[] = { "sh", "@DRIVER@", NULL };
-	const struct wlang fake = { "fake", "", "no-such-driver.sh", fake_argv, true, NULL };
+	const struct wlang fake = { "fake", "", "no-such-driver.sh", fake_argv, true, NULL, 0 };
 	assert_null(wlang_argv(&fake));
 	assert_null(wlang_argv(NULL));
 	wlang_argv_free(NULL);
@@ -180,8 +180,8 @@ static void test_installed(void **state)
 {
 	static const char *const none_argv[] = { "no-such-interpreter-xyz", "@DRIVER@", NULL };
 	static const char *const abs_argv[] = { "/usr/bin/python3", "@DRIVER@", NULL };
-	const struct wlang none = { "none", "", "python.py", none_argv, true, NULL };
-	const struct wlang abs = { "abs", "", "python.py", abs_argv, true, NULL };
+	const struct wlang none = { "none", "", "python.py", none_argv, true, NULL, 0 };
+	const struct wlang abs = { "abs", "", "python.py", abs_argv, true, NULL, 0 };
 
 	assert_false(wlang_installed(&none));
 	assert_false(wlang_installed(&abs));
