@@ -6,8 +6,11 @@ load ../helpers
 setup() { common_setup; }
 teardown() { common_teardown; }
 
-# processes whose command line carries this run's unique token
-token_procs() { pgrep -f "$1" || true; }
+# the program's processes: their command line starts with this run's
+# unique token (exec -a).  Not any that merely carries it: warden's own
+# command line names it, and so does its watchdog (a fork of warden),
+# which lives on after warden to remove the groups (under load, a while)
+token_procs() { pgrep -f "^$1( |\$)" || true; }
 
 cgroup_leftovers() { # groups named after a given warden pid
 	find /sys/fs/cgroup -maxdepth 4 -type d -name "warden-$1-*" 2>/dev/null || true
