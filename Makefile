@@ -11,7 +11,7 @@ BROKER_PKGS = libcurl libedit libwebsockets
 # `make test` says first what it takes (README.md): the time, and root for
 # the whole run; before it installs or builds anything.
 ifneq ($(filter test,$(MAKECMDGOALS)),)
-$(info make test: about 10 minutes on 2 cores, plus the packages the first time; $(if \
+$(info make test: about 15 minutes on 2 cores, plus the packages the first time; $(if \
   $(filter 0,$(shell id -u)),as root: the full run,as $(shell id -un): the stages that need \
   root (cgroups for jails, the session suites under ASan, the Debian package) are reported \
   as skipped; sudo make test runs them))
