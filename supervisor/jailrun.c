@@ -74,6 +74,17 @@ void jr_proxy_end(struct jailrun *r)
 	r->proxy = NULL;
 }
 
+void jr_learn_filter(struct jailrun *r, struct jail_spec *spec, scmp_filter_ctx ctx)
+{
+	if (r->filter)
+		seccomp_release(r->filter);
+	r->filter = ctx;
+	r->prog = NULL;
+	spec->filter = ctx;
+	spec->prog = NULL;
+	spec->learn = true;
+}
+
 int jr_begin(struct jailrun *r, const struct jail_spec *spec, struct werr *err)
 {
 	int rc = jail_begin(spec, &r->jl, err);

@@ -64,6 +64,10 @@ void jr_proxy_end(struct jailrun *r);
 /* jr_start's first half for a caller with a loop (session.c): jail_begin;
  * the caller finishes with jail_finish on jl.sync_fd's events. */
 int jr_begin(struct jailrun *r, const struct jail_spec *spec, struct werr *err);
+/* The learning filter ctx (owned from now on) instead of the policy's, for
+ * r and the jail spec about to start (learn.c keeps the policy's program to
+ * decide each notification). */
+void jr_learn_filter(struct jailrun *r, struct jail_spec *spec, scmp_filter_ctx ctx);
 /* SIGKILL to init (its namespace goes with it) and to the cgroup; why is
  * kept only when it is the first. */
 void jr_kill(struct jailrun *r, enum wblock_reason why);

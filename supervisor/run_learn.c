@@ -42,13 +42,7 @@ int run_learn_prepare(struct run *r, struct jail_spec *spec, struct werr *err)
 	    wlearn_outputs(r->learn, r->o->learn.write, r->o->learn.json_file, err) < 0 ||
 	    wfilter_build_learn(r->pol, &ctx, err) < 0)
 		return -1;
-	if (r->jr.filter)
-		seccomp_release(r->jr.filter);
-	r->jr.filter = ctx;
-	r->jr.prog = NULL;
-	spec->filter = ctx;
-	spec->prog = NULL;
-	spec->learn = true;
+	jr_learn_filter(&r->jr, spec, ctx);
 	return 0;
 }
 

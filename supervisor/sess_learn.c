@@ -61,13 +61,7 @@ int sl_prepare(struct sv *sv, struct sv_jail *j, const struct sv_sess *tmpl,
 	    wfilter_build_learn(tmpl->pol, &ctx, err) < 0)
 		return -1;
 	j->learning = true;
-	if (j->jr.filter)
-		seccomp_release(j->jr.filter);
-	j->jr.filter = ctx;
-	j->jr.prog = NULL;
-	spec->filter = ctx;
-	spec->prog = NULL;
-	spec->learn = true;
+	jr_learn_filter(&j->jr, spec, ctx);
 	return 0;
 }
 

@@ -140,6 +140,22 @@ static int get_str(json_object *o, const char *key, bool required, size_t max, c
 	return 0;
 }
 
+/* The required field "answer": "yes" (true) or "no" (false). */
+static int get_answer(json_object *o, bool *yes, const char *opname, char *errbuf, size_t errlen)
+{
+	char *answer = NULL;
+
+	if (get_str(o, "answer", true, 8, &answer, NULL, opname, errbuf, errlen) < 0)
+		return -1;
+	*yes = !strcmp(answer, "yes");
+	if (!*yes && strcmp(answer, "no")) {
+		free(answer);
+		return perr(errbuf, errlen, "field \"answer\" must be \"yes\" or \"no\"");
+	}
+	free(answer);
+	return 0;
+}
+
 static int check_id(json_object *id, char *errbuf, size_t errlen)
 {
 	switch (json_object_get_type(id)) {
@@ -251,22 +267,11 @@ static int parse_fields(json_object *root, struct serve_req *req, char *errbuf, 
 			            json_type_to_name(json_object_get_type(v)));
 		return get_str(root, "code", false, WPROTO_CODE_MAX, &req->code, &req->code_len,
 		               def->name, errbuf, errlen);
-	case SOP_WIDEN: {
-		char *answer = NULL;
-
-		if (get_str(root, "session", true, SERVE_SESSION_MAX, &req->session, NULL,
-		            def->name, errbuf, errlen) < 0 ||
-		    get_str(root, "ask", true, 32, &req->ask, NULL, def->name, errbuf, errlen) < 0 ||
-		    get_str(root, "answer", true, 8, &answer, NULL, def->name, errbuf, errlen) < 0)
-			return -1;
-		req->yes = !strcmp(answer, "yes");
-		if (!req->yes && strcmp(answer, "no")) {
-			free(answer);
-			return perr(errbuf, errlen, "field \"answer\" must be \"yes\" or \"no\"");
-		}
-		free(answer);
-		return 0;
-	}
+	case SOP_WIDEN:
+		return get_str(root, "session", true, SERVE_SESSION_MAX, &req->session, NULL,
+		               def->name, errbuf, errlen) < 0 ||
+		       get_str(root, "ask", true, 32, &req->ask, NULL, def->name, errbuf, errlen) < 0 ||
+		       get_answer(root, &req->yes, def->name, errbuf, errlen) < 0 ? -1 : 0;
 	case SOP_INTERRUPT:
 	case SOP_CLOSE:
 	case SOP_REVOKE:
@@ -278,18 +283,10 @@ static int parse_fields(json_object *root, struct serve_req *req, char *errbuf, 
 		       get_str(root, "message", true, SERVE_MESSAGE_MAX, &req->message, NULL,
 		               def->name, errbuf, errlen);
 	case SOP_APPROVE: {
-		char *answer = NULL;
-
 		if (get_str(root, "session", true, SERVE_SESSION_MAX, &req->session, NULL,
 		            def->name, errbuf, errlen) < 0 ||
-		    get_str(root, "answer", true, 8, &answer, NULL, def->name, errbuf, errlen) < 0)
+		    get_answer(root, &req->yes, def->name, errbuf, errlen) < 0)
 			return -1;
-		req->yes = !strcmp(answer, "yes");
-		if (!req->yes && strcmp(answer, "no")) {
-			free(answer);
-			return perr(errbuf, errlen, "field \"answer\" must be \"yes\" or \"no\"");
-		}
-		free(answer);
 		if (json_object_object_get_ex(root, "code", &v)) {
 			if (!req->yes)
 				return perr(errbuf, errlen, "\"code\" (the edited block) goes with "
