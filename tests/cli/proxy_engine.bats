@@ -199,6 +199,7 @@ hwm_kb() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status"; }
 	[ "$status" = 0 ]
 	[ "$output" = "200 ok" ]
 	run python3 "$PEER" hold "$PROXY" 256
+	echo "$output"
 	[[ "${lines[0]}" == "HTTP/1.1 503 Service Unavailable"* ]]
 	[[ "$output" == *"too many connections"* ]]
 	# and once they are gone, the proxy serves again
