@@ -34,27 +34,6 @@
 
 extern char **environ;
 
-/* Next to warden itself (the build tree), else PREFIX/libexec/warden. */
-static char *broker_path(void)
-{
-	char self[PATH_MAX], *slash, *p;
-	ssize_t n;
-
-	if (getenv("WARDEN_BROKER") && getenv("WARDEN_BROKER")[0] == '/')
-		return xstrdup(getenv("WARDEN_BROKER"));
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return xstrdup("/usr/local/libexec/warden/warden-broker");
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	*slash = '\0';
-	p = xasprintf("%s/warden-broker", self);
-	if (access(p, X_OK) == 0)
-		return p;
-	free(p);
-	return xasprintf("%s/../libexec/warden/warden-broker", self);
-}
-
 static int broker_identity(const char *user, uid_t *uid, gid_t *gid, struct werr *err)
 {
 	struct passwd *pw = getpwnam(user);
@@ -297,7 +276,7 @@ static int open_named_file(const char *path)
 
 pid_t sv_start_broker(const struct sv_broker_start *bs, struct werr *err)
 {
-	_cleanup_free_ char *path = broker_path(), *config = NULL, *data = NULL, *demo = NULL;
+	_cleanup_free_ char *path = sv_helper_path("WARDEN_BROKER", "warden-broker"), *config = NULL, *data = NULL, *demo = NULL;
 	const char *files[WBROKER_FILES_MAX] = { 0 };
 	/* the fds the broker gets, in order from fd 3 */
 	int fds[3 + WBROKER_FILES_MAX + WBROKER_EXTRA_FDS], exe = -1, n_fds = ARRAY_SIZE(fds);

@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "egress_start.h"
+#include "sv.h"
 #include "warden/egress.h"
 #include "warden/supervisor.h"
 #include "warden/util.h"
@@ -55,23 +56,7 @@ extern char **environ;
  * same file). */
 char *wegress_exe_path(void)
 {
-	char self[PATH_MAX], *slash, *p;
-	const char *env = getenv("WARDEN_EGRESS");
-	ssize_t n;
-
-	if (env && env[0] == '/')
-		return xstrdup(env);
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return xstrdup("/usr/local/libexec/warden/warden-egress");
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	*slash = '\0';
-	p = xasprintf("%s/warden-egress", self);
-	if (access(p, X_OK) == 0)
-		return p;
-	free(p);
-	return xasprintf("%s/../libexec/warden/warden-egress", self);
+	return sv_helper_path("WARDEN_EGRESS", "warden-egress");
 }
 
 int sv_egress_prepare(struct sv_egress_exe *x, const char *user, struct werr *err)

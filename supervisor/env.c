@@ -1,6 +1,7 @@
 /* The jail's environment, workspaces and ids (supervisor/sv.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,27 @@ uint64_t sv_now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+char *sv_helper_path(const char *env_var, const char *name)
+{
+	char self[PATH_MAX], *slash, *p;
+	const char *env = getenv(env_var);
+	ssize_t n;
+
+	if (env && env[0] == '/')
+		return xstrdup(env);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return xasprintf("/usr/local/libexec/warden/%s", name);
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	*slash = '\0';
+	p = xasprintf("%s/%s", self, name);
+	if (access(p, X_OK) == 0)
+		return p;
+	free(p);
+	return xasprintf("%s/../libexec/warden/%s", self, name);
 }
 
 const char *sv_caller_home(void)

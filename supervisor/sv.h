@@ -47,6 +47,10 @@ void sv_sha256_hex(const void *data, size_t len, char out[65]);
 /* $VAR/warden when VAR is an absolute path (the XDG rule), else
  * $HOME/fallback/warden: the caller's config and data directories. */
 char *sv_xdg_dir(const char *var, const char *fallback, struct werr *err);
+/* One of warden's helper programs (warden-broker, warden-egress): the
+ * absolute path in env_var, else beside warden itself (the build tree),
+ * else PREFIX/libexec/warden beside warden's bin/.  malloc'd. */
+char *sv_helper_path(const char *env_var, const char *name);
 
 /* warden's own directories that lie in the workspace ws (HOME as the
  * workspace): the config (API keys), the data (conversations) and the
