@@ -73,7 +73,7 @@ static void put_safe(const char *s, size_t max)
  * must have the fields its event is written with, of the right types.  A
  * line that fails is reported by its number and none of it is shown. */
 
-enum ftype { F_STR, F_INT, F_BOOL, F_ARR_STR, F_ARR_DENIED };
+enum ftype { F_STR, F_INT, F_BOOL, F_ARR_STR, F_ARR_DENIED, F_NET_TRIED };
 
 static const struct field_rule {
 	const char *event;             /* NULL: every event */
@@ -149,7 +149,33 @@ static const struct field_rule {
 	{ "egress_start", "refused", F_INT, false },
 	{ "egress_end", "pid", F_INT, true },
 	{ "egress_end", "reason", F_STR, true },
+	{ "run_end", "network_tried", F_NET_TRIED, false },    /* issue 20: jail/netseen.c */
+	{ "block_end", "network_tried", F_NET_TRIED, false },
 };
+
+/* {"count": N, "first": [{"name"?, "address", "port", "protocol"}...]} */
+static bool net_tried_ok(json_object *v)
+{
+	json_object *c, *a;
+
+	if (!json_object_is_type(v, json_type_object) ||
+	    !json_object_object_get_ex(v, "count", &c) || !json_object_is_type(c, json_type_int) ||
+	    !json_object_object_get_ex(v, "first", &a) || !json_object_is_type(a, json_type_array))
+		return false;
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		json_object *e = json_object_array_get_idx(a, i), *f;
+
+		if (!json_object_is_type(e, json_type_object) ||
+		    !json_object_object_get_ex(e, "address", &f) ||
+		    !json_object_is_type(f, json_type_string) ||
+		    !json_object_object_get_ex(e, "port", &f) || !json_object_is_type(f, json_type_int) ||
+		    !json_object_object_get_ex(e, "protocol", &f) ||
+		    !json_object_is_type(f, json_type_string) ||
+		    (json_object_object_get_ex(e, "name", &f) && !json_object_is_type(f, json_type_string)))
+			return false;
+	}
+	return true;
+}
 
 static bool arr_of(json_object *v, bool denied)
 {
@@ -179,6 +205,7 @@ static bool type_ok(json_object *v, enum ftype t)
 	case F_BOOL: return json_object_is_type(v, json_type_boolean);
 	case F_ARR_STR: return arr_of(v, false);
 	case F_ARR_DENIED: return arr_of(v, true);
+	case F_NET_TRIED: return net_tried_ok(v);
 	}
 	return false;
 }
@@ -245,6 +272,30 @@ static const char *jstr(json_object *o, const char *key)
 	return json_object_object_get_ex(o, key, &v) && v ? json_object_get_string(v) : "";
 }
 
+/* " tried=pypi.org,203.0.113.9:443,+2": where the jail tried to go */
+static void net_tried_detail(json_object *v, char *buf, size_t len)
+{
+	json_object *a, *f;
+	int64_t n = json_object_object_get_ex(v, "count", &f) ? json_object_get_int64(f) : 0;
+	size_t off = 0, shown;
+
+	if (n <= 0 || !json_object_object_get_ex(v, "first", &a))
+		return;
+	shown = json_object_array_length(a);
+	for (size_t i = 0; i < shown && off < len; i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+		const char *name = jstr(e, "name"), *addr = jstr(e, "address");
+
+		off += (size_t)snprintf(buf + off, len - off, i ? "," : " tried=");
+		if (off < len)
+			off += (size_t)snprintf(buf + off, len - off, *name ? "%s" :
+			                        strchr(addr, ':') ? "[%s]:%s" : "%s:%s",
+			                        *name ? name : addr, jstr(e, "port"));
+	}
+	if (off < len && (size_t)n > shown)
+		snprintf(buf + off, len - off, ",+%zu", (size_t)n - shown);
+}
+
 static void detail(json_object *rec, const char *event, char *buf, size_t len)
 {
 	json_object *v;
@@ -285,11 +336,13 @@ static void detail(json_object *rec, const char *event, char *buf, size_t len)
 		else if (off < len)
 			off += (size_t)snprintf(buf + off, len - off, "signal=%s", jstr(rec, "signal"));
 		if (off < len)
-			snprintf(buf + off, len - off, " wall=%sms cpu=%sms peak=%s denied=%s",
+			off += (size_t)snprintf(buf + off, len - off, " wall=%sms cpu=%sms peak=%s denied=%s",
 			         jstr(rec, "wall_ms"), jstr(rec, "cpu_ms"),
 			         *jstr(rec, "peak_memory_bytes") ? jstr(rec, "peak_memory_bytes") : "unknown",
 			         json_object_object_get_ex(rec, "denied_syscalls", &v)
 			             ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN) : "[]");
+		if (off < len && json_object_object_get_ex(rec, "network_tried", &v))
+			net_tried_detail(v, buf + off, len - off);
 	} else if (!strcmp(event, "session_open")) {
 		snprintf(buf, len, "profile=%s workspace=%s%s", jstr(rec, "profile"),
 		         jstr(rec, "workspace"),

@@ -70,6 +70,7 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -141,8 +142,10 @@ static int child_rlimits(const struct jail_spec *spec, struct werr *err)
 }
 
 /* Step 7: stdio onto 0-2, the sync socket onto 3 (close-on-exec), an optional
- * kept fd onto 4, and every other fd closed. */
-static int child_fds(const struct jail_spec *spec, int *sync, struct werr *err)
+ * kept fd onto 4, the network watch and init's signalfd (when there is a
+ * watch) onto JAIL_WATCH_FD and JAIL_WATCH_SIG_FD (close-on-exec), and
+ * every other fd closed. */
+static int child_fds(const struct jail_spec *spec, int *sync, int watch[2], struct werr *err)
 {
 	int in = spec->stdin_fd, keep = spec->keep_fd;
 	int fds[3];
@@ -165,6 +168,9 @@ static int child_fds(const struct jail_spec *spec, int *sync, struct werr *err)
 		return werr_set(err, errno, "duplicating the sync socket");
 	if (keep >= 0 && (keep = fcntl(keep, F_DUPFD_CLOEXEC, 10)) < 0)
 		return werr_set(err, errno, "duplicating the control fd");
+	for (i = 0; i < 2 && watch[0] >= 0; i++)
+		if ((watch[i] = fcntl(watch[i], F_DUPFD_CLOEXEC, 10)) < 0)
+			return werr_set(err, errno, "duplicating the network watch");
 	for (i = 0; i < 3; i++)
 		if (dup2(fds[i], i) < 0)
 			return werr_set(err, errno, "setting up fd %d", i);
@@ -175,7 +181,15 @@ static int child_fds(const struct jail_spec *spec, int *sync, struct werr *err)
 		if (dup2(keep, 4) < 0) /* no O_CLOEXEC: the driver inherits it */
 			return werr_set(err, errno, "placing the control fd");
 	}
-	if (syscall(SYS_close_range, keep >= 0 ? 5 : 4, ~0U, 0) < 0)
+	if (watch[0] >= 0) {
+		if (dup3(watch[0], JAIL_WATCH_FD, O_CLOEXEC) < 0 ||
+		    dup3(watch[1], JAIL_WATCH_SIG_FD, O_CLOEXEC) < 0)
+			return werr_set(err, errno, "placing the network watch");
+		if (keep < 0)
+			close(4);
+	}
+	if (syscall(SYS_close_range, watch[0] >= 0 ? JAIL_WATCH_SIG_FD + 1 : keep >= 0 ? 5 : 4,
+	            ~0U, 0) < 0)
 		return werr_set(err, errno, "closing inherited fds");
 	return 0;
 }
@@ -190,6 +204,7 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 	char go;
 	int notify_fd = -1;
 	int abi = 0;
+	int watch[2] = { -1, -1 };   /* step 5c: the watch's socket, init's signalfd */
 
 	/* If warden dies, so does the jail (and with pid 1, its namespace).
 	 * The parent may already be gone: then "go" never comes (EOF). */
@@ -224,6 +239,25 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 	if (spec->pol->net == WNET_PROXY && jail_net_proxy_listener(sync, &e) < 0)
 		child_fail(sync, SYNC_ERROR, &e);
 	wtiming("lo up");
+	/* 5c: the network watch, with init's signalfd made now, before the
+	 * seccomp filter; without it (a kernel with no veth) the jail has no
+	 * route out, as before, and its attempts are only counted */
+	{
+		struct werr we = { 0 };
+		sigset_t every;
+
+		sigfillset(&every);
+		watch[1] = signalfd(-1, &every, SFD_CLOEXEC | SFD_NONBLOCK);
+		if (watch[1] < 0 || jail_net_watch(spec->pol->net, &watch[0], &we) < 0) {
+			if (watch[1] >= 0)
+				close(watch[1]);
+			watch[0] = watch[1] = -1;
+		} else if (jail_sync_send_fd(sync, SYNC_WATCH, watch[0], "the network watch",
+		                             &e) < 0) {
+			child_fail(sync, SYNC_ERROR, &e);
+		}
+	}
+	wtiming("net watch");
 	/* 6 */
 	{
 		const char *h = spec->hostname ? spec->hostname : "warden";
@@ -246,7 +280,7 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 	}
 	/* 7: before the rlimits, so RLIMIT_NOFILE never counts the
 	 * supervisor's inherited fds (see the header) */
-	if (child_fds(spec, &sync, &e) < 0)
+	if (child_fds(spec, &sync, watch, &e) < 0)
 		child_fail(sync, SYNC_ERROR, &e);
 	wtiming("fds");
 	/* 8 */
@@ -307,7 +341,7 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 	}
 	wtiming("ready sent");
 	/* 13: init starts the program, which execs (jail/init.c) */
-	jail_init(spec, sync);
+	jail_init(spec, sync, watch[0] >= 0);
 }
 
 /* --- parent ----------------------------------------------------------- */
@@ -350,6 +384,18 @@ static int check_listener(int fd, struct werr *err)
 	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &l) < 0 || v != AF_INET)
 		return werr_set(err, 0, "malformed report from the jail (the proxy's fd "
 		                "is not a TCP/IPv4 socket)");
+	return 0;
+}
+
+/* The watch's copy is only held (wclose_later drops it): a packet socket. */
+static int check_domain(int fd, int domain, struct werr *err)
+{
+	int v = 0;
+	socklen_t l = sizeof(v);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &l) < 0 || v != domain)
+		return werr_set(err, 0, "malformed report from the jail (the network watch's "
+		                "fd is not a packet socket)");
 	return 0;
 }
 
@@ -403,6 +449,16 @@ static int read_report(int sync, struct jail *out, bool want_proxy, struct werr 
 			}
 			out->proxy_fd = fd;
 			if (check_listener(fd, err) < 0)
+				return -1;
+			continue;
+		case SYNC_WATCH:
+			if (out->ready || out->watch_fd >= 0 || fd < 0) {
+				closep(&fd);
+				return werr_set(err, 0, "malformed report from the jail (a network "
+				                "watch out of place)");
+			}
+			out->watch_fd = fd;
+			if (check_domain(fd, AF_PACKET, err) < 0)
 				return -1;
 			continue;
 		case SYNC_READY:
@@ -464,6 +520,7 @@ int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 
 	memset(out, 0, sizeof(*out));
 	out->pidfd = out->notify_fd = out->proxy_fd = out->sync_fd = out->slot_fd = -1;
+	out->watch_fd = -1;
 	out->snmp_fd = out->snmp6_fd = -1;
 	if (jail_plan(spec, &plan, err) < 0)
 		return -1;
@@ -567,6 +624,7 @@ int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 			(void)read_report(sp[0], out, spec->pol->net == WNET_PROXY, err);
 		closep(&out->notify_fd);
 		closep(&out->proxy_fd);
+		wclose_later(&out->watch_fd);
 		goto fail;
 	}
 	if (!spec->defer_go)
@@ -622,6 +680,7 @@ void jail_abort(struct jail *j)
 	closep(&j->notify_fd);
 	closep(&j->proxy_fd);
 	closep(&j->pidfd);
+	wclose_later(&j->watch_fd);   /* the jail is reaped: this is the last */
 	closep(&j->slot_fd);   /* reaped: its host uid is free */
 	closep(&j->snmp_fd);
 	closep(&j->snmp6_fd);
@@ -667,6 +726,31 @@ static bool plausible_status(int st)
 	return WIFSIGNALED(st) && WTERMSIG(st) > 0 && WTERMSIG(st) < NSIG && (st & ~0xff) == 0;
 }
 
+/* A destination init reported, if it is one (jail_net_try_ok). */
+static void keep_net(struct jail *j, struct jail_net_try *t)
+{
+	t->name[sizeof(t->name) - 1] = '\0';
+	if (!jail_net_try_ok(t))
+		return;
+	if (j->seen.kept < JAIL_NET_KEPT)
+		j->seen.t[j->seen.kept++] = *t;
+	if (j->seen.n < UINT32_MAX)
+		j->seen.n++;
+}
+
+void jail_net_take(struct jail *j)
+{
+	struct sync_frame f;
+
+	while (j->sync_fd >= 0 &&
+	       recv(j->sync_fd, &f, sizeof(f), MSG_DONTWAIT | MSG_PEEK) == (ssize_t)sizeof(f) &&
+	       f.type == SYNC_NET) {
+		if (recv(j->sync_fd, &f, sizeof(f), MSG_DONTWAIT) != (ssize_t)sizeof(f))
+			break;
+		keep_net(j, &f.net);
+	}
+}
+
 enum jail_ev jail_read(struct jail *j)
 {
 	for (;;) {
@@ -689,6 +773,10 @@ enum jail_ev jail_read(struct jail *j)
 			return JAIL_EV_EOF;
 		if ((size_t)n != sizeof(f))
 			continue; /* not from init: ignored */
+		if (f.type == SYNC_NET) {
+			keep_net(j, &f.net);
+			continue;
+		}
 		if (f.type == SYNC_SWEPT)
 			return JAIL_EV_SWEPT;
 		if (f.type == SYNC_STATUS && plausible_status(f.status)) {

@@ -30,7 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -232,7 +234,31 @@ static __attribute__((noreturn)) void finish(int sync, int status)
 	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }
 
-void jail_init(const struct jail_spec *spec, int sync)
+/* The next signal: from sigwaitinfo, or with a network watch from the
+ * signalfd, reading the watch meanwhile (jail/netseen.c).  A signalfd
+ * gives the same sender facts sigwaitinfo does (code, pid). */
+static int next_signal(const sigset_t *all, bool watch, int sync, siginfo_t *si)
+{
+	struct pollfd pf[2] = { { .fd = JAIL_WATCH_SIG_FD, .events = POLLIN },
+	                        { .fd = JAIL_WATCH_FD, .events = POLLIN } };
+	struct signalfd_siginfo ss;
+
+	if (!watch)
+		return sigwaitinfo(all, si);
+	for (;;) {
+		if (read(JAIL_WATCH_SIG_FD, &ss, sizeof(ss)) == (ssize_t)sizeof(ss)) {
+			memset(si, 0, sizeof(*si));
+			si->si_signo = (int)ss.ssi_signo;
+			si->si_code = ss.ssi_code;
+			si->si_pid = (pid_t)ss.ssi_pid;
+			return (int)ss.ssi_signo;
+		}
+		if (poll(pf, 2, -1) > 0 && (pf[1].revents & POLLIN))
+			jail_watch_read(JAIL_WATCH_FD, sync);
+	}
+}
+
+void jail_init(const struct jail_spec *spec, int sync, bool watch)
 {
 	struct sync_frame f;
 	struct prog_start ps = { .spec = spec, .sync = sync };
@@ -277,7 +303,12 @@ void jail_init(const struct jail_spec *spec, int sync)
 	 * EOF when the program closes them), not the control fd; only the
 	 * sync socket (3). */
 	syscall(SYS_close_range, 0, 2, 0);
-	syscall(SYS_close_range, 4, ~0U, 0);
+	if (watch) {
+		syscall(SYS_close_range, 4, JAIL_WATCH_FD - 1, 0);
+		syscall(SYS_close_range, JAIL_WATCH_SIG_FD + 1, ~0U, 0);
+	} else {
+		syscall(SYS_close_range, 4, ~0U, 0);
+	}
 	if (n == (ssize_t)sizeof(f) && f.type == SYNC_EXEC_FAILED) {
 		f.err.msg[sizeof(f.err.msg) - 1] = '\0';
 		(void)!send(sync, &f, sizeof(f), MSG_NOSIGNAL);
@@ -288,7 +319,7 @@ void jail_init(const struct jail_spec *spec, int sync)
 
 	for (;;) {
 		siginfo_t si;
-		int sig = sigwaitinfo(&all, &si);
+		int sig = next_signal(&all, watch, sync, &si);
 		bool outside;
 
 		if (sig < 0)
@@ -298,13 +329,21 @@ void jail_init(const struct jail_spec *spec, int sync)
 		 * jail can forge that: sigqueue-like calls need si_code < 0. */
 		outside = si.si_code == SI_USER && si.si_pid == 0;
 		if (sig == SIGCHLD) {
-			if (reap(prog, &status))
+			if (reap(prog, &status)) {
+				/* what it sent on its way out is reported first */
+				if (watch)
+					jail_watch_read(JAIL_WATCH_FD, sync);
 				finish(sync, status);
+			}
 		} else if (sig == JAIL_SIG_FREEZE) {
 			if (!outside)
 				continue;
+			if (watch)
+				jail_watch_read(JAIL_WATCH_FD, sync);
 			if (sweep(prog, &status))
 				finish(sync, status);
+			/* the block is over: the next one's tries are new */
+			jail_watch_forget();
 			report(sync, SYNC_SWEPT, 0);
 		} else if (sig == JAIL_SIG_THAW) {
 			if (outside)

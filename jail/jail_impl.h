@@ -43,6 +43,27 @@ int jail_mounts(const struct jail_spec *spec, const struct wplan *plan, struct w
  * on sync (SYNC_PROXY) and close it. */
 int jail_net_lo_up(struct werr *err);
 int jail_net_proxy_listener(int sync, struct werr *err);
+/* A frame of type with fd (SCM_RIGHTS) to the parent, before READY. */
+int jail_sync_send_fd(int sync, uint8_t type, int fd, const char *what, struct werr *err);
+/* jail/netwatch.c: step 5c, route what leaves the jail to a veth pair
+ * whose far end only a packet socket reads: *watch, for init (-1 and err
+ * when the kernel cannot; the jail then has no route out, as before). */
+#define JAIL_WATCH_SNAP 512   /* bytes of a packet the watch keeps */
+#define JAIL_WATCH_FD 5       /* where the watch's socket waits for init */
+#define JAIL_WATCH_SIG_FD 6   /* and init's signalfd (made before seccomp) */
+int jail_net_watch(enum wnet_mode mode, int *watch, struct werr *err);
+/* jail/netseen.c: init's side.  Read what is queued on the watch, answer
+ * it, report each new destination on sync (SYNC_NET). */
+void jail_watch_read(int watch, int sync);
+void jail_watch_forget(void);   /* a new block: report everything anew */
+/* Pure, for tests: where packet p (n bytes from its IP header) goes
+ * (*l4: its transport header's offset), -1 when it is not an IPv4 or IPv6
+ * TCP or UDP packet; and the answer to it, in out (0 when none). */
+int jail_watch_parse(const uint8_t *p, size_t n, struct jail_net_try *t, size_t *l4);
+size_t jail_watch_answer(const uint8_t *p, size_t n, const struct jail_net_try *t, size_t l4,
+                         uint8_t *out, size_t cap);
+/* The supervisor's check of a report (jail_read): family, protocol, name. */
+bool jail_net_try_ok(const struct jail_net_try *t);
 /* jail/caps.c: step 9, drop every capability, bounding and ambient too. */
 int jail_drop_caps(struct werr *err);
 /* jail/landlock.c: step 11; returns the ABI used (0 when unavailable). */
@@ -57,11 +78,15 @@ enum sync_msg {
 	SYNC_ATTACHED = 'A',    /* parent -> child: cgroups attached: go on */
 	SYNC_ERROR = 'E',       /* setup failed: err */
 	SYNC_PROXY = 'P',       /* proxy mode: the proxy's listener (SCM_RIGHTS) */
+	SYNC_WATCH = 'V',       /* a copy of the network watch's socket (SCM_RIGHTS):
+	                         * the parent holds the last reference, so init's
+	                         * exit never waits on its slow release */
 	SYNC_READY = 'R',       /* confined (+ the seccomp listener, landlock_abi) */
 	SYNC_EXEC_FAILED = 'X', /* execve failed: err, err.exit_code 126/127 */
 	SYNC_STARTED = 'S',     /* init: the program was exec'ed */
 	SYNC_SWEPT = 'K',       /* init: leftovers killed, the program stopped (JAIL_SIG_FREEZE) */
 	SYNC_STATUS = 'W',      /* init: the program ended; status = its wait status */
+	SYNC_NET = 'N',         /* init: a new destination the jail tried (net) */
 };
 
 struct sync_frame {
@@ -69,6 +94,7 @@ struct sync_frame {
 	int32_t landlock_abi;
 	int32_t status;
 	struct werr err;
+	struct jail_net_try net;
 };
 
 /* Report and end: the child never recovers once it has started entering.
@@ -79,6 +105,6 @@ __attribute__((noreturn)) void jail_exec(const struct jail_spec *spec, int fd);
 /* jail/init.c: after step 12, become the jail's init: start the program,
  * report its start, then reap, forward signals, sweep and report its
  * status until it ends. */
-__attribute__((noreturn)) void jail_init(const struct jail_spec *spec, int sync);
+__attribute__((noreturn)) void jail_init(const struct jail_spec *spec, int sync, bool watch);
 
 #endif

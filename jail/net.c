@@ -54,35 +54,39 @@ out:
  * holds it, so no jailed process can accept on it or close it.  Safe while
  * the child still has capabilities: it binds only inside the jail's own
  * network namespace, which has nothing but lo. */
-int jail_net_proxy_listener(int sync, struct werr *err)
+int jail_sync_send_fd(int sync, uint8_t type, int fd, const char *what, struct werr *err)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(JAIL_PROXY_PORT),
-	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	struct sync_frame f = { .type = SYNC_PROXY };
+	struct sync_frame f = { .type = type };
 	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
 	struct iovec iov = { .iov_base = &f, .iov_len = sizeof(f) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 	                     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c;
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sendmsg(sync, &mh, MSG_NOSIGNAL) < 0)
+		return werr_set(err, errno, "handing %s to warden", what);
+	return 0;
+}
+
+int jail_net_proxy_listener(int sync, struct werr *err)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(JAIL_PROXY_PORT),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int one = 1, fd, r = 0;
 
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return werr_set(err, errno, "creating the proxy's socket");
 	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 512) < 0) {
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 512) < 0)
 		r = werr_set(err, errno, "listening on the jail's 127.0.0.1:%d for the proxy",
 		             JAIL_PROXY_PORT);
-		goto out;
-	}
-	c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	if (sendmsg(sync, &mh, MSG_NOSIGNAL) < 0)
-		r = werr_set(err, errno, "handing the proxy's listener to warden");
-out:
+	else
+		r = jail_sync_send_fd(sync, SYNC_PROXY, fd, "the proxy's listener", err);
 	close(fd);
 	return r;
 }

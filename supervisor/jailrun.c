@@ -15,7 +15,7 @@ void jr_init(struct jailrun *r, const struct wpolicy *pol)
 	r->pol = pol;
 	r->reaper.fd = -1;
 	r->jl.pidfd = r->jl.notify_fd = r->jl.proxy_fd = r->jl.sync_fd = r->jl.slot_fd = -1;
-	r->jl.snmp_fd = r->jl.snmp6_fd = -1;
+	r->jl.snmp_fd = r->jl.snmp6_fd = r->jl.watch_fd = -1;
 	r->killed_for = WB__N;
 }
 
@@ -150,6 +150,7 @@ void jr_end(struct jailrun *r)
 	closep(&r->jl.slot_fd);   /* reaped (or never started): its host uid is free */
 	closep(&r->jl.snmp_fd);
 	closep(&r->jl.snmp6_fd);
+	wclose_later(&r->jl.watch_fd);
 	if (r->watchdog && r->reaper.pid > 0) {
 		/* `warden run`: the watchdog removes the groups while warden
 		 * exits with the status it has already reported; the jail's

@@ -7,6 +7,8 @@
  * jail; what is known is where a name lookup goes in this jail. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <string.h>
 
 #include "sv.h"
@@ -19,15 +21,55 @@ static bool has_resolv_conf(const struct wpolicy *p)
 	       wstrv_contains(&p->read_only, "/etc") || wstrv_contains(&p->read_write, "/etc");
 }
 
-void sv_net_note(const struct wpolicy *p, uint64_t n, const char *who, const char *allow,
-                 char *buf, size_t len)
+/* "pypi.org (a name lookup), 203.0.113.9 port 443 and 3 more places" */
+static void places(const struct jail_net_seen *seen, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < seen->kept; i++) {
+		char one[300];
+		size_t l = strlen(buf);
+
+		jail_net_try_text(&seen->t[i], one, sizeof(one));
+		snprintf(buf + l, len - l, "%s%s", !i ? "" : i + 1 == seen->n ? " and " : ", ", one);
+	}
+	if (seen->n > seen->kept) {
+		size_t l = strlen(buf);
+		snprintf(buf + l, len - l, " and %" PRIu32 " more place%s", seen->n - seen->kept,
+		         seen->n - seen->kept == 1 ? "" : "s");
+	}
+}
+
+void sv_net_note(const struct wpolicy *p, uint64_t n, const struct jail_net_seen *seen,
+                 const char *who, const char *allow, char *buf, size_t len)
 {
 	const char *s = n == 1 ? "" : "s";
 	const char *unknown = "warden does not record where it tried to go (it never reads "
 	                      "the jail's memory); `warden policy learn --net proxy -- PROGRAM` "
 	                      "shows the hosts it asks for";
+	char where[1024];
 
 	buf[0] = '\0';
+	if (seen && seen->n) {
+		/* where it went, from the packets that left for there */
+		places(seen, where, sizeof(where));
+		switch (p->net) {
+		case WNET_NONE:
+			snprintf(buf, len, "%s tried to reach %s, but the network is off under profile "
+			         "%s (network mode none): %s lets it out", who, where, p->name, allow);
+			break;
+		case WNET_LOOPBACK:
+			snprintf(buf, len, "%s tried to reach %s, but only the jail's own 127.0.0.1 is "
+			         "there (network mode loopback): --net proxy --allow HOST lets it out "
+			         "through warden's proxy", who, where);
+			break;
+		case WNET_PROXY:
+			snprintf(buf, len, "%s tried to reach %s past warden's proxy, the only way out "
+			         "under network mode proxy: the program must use the proxy the jail's "
+			         "HTTP_PROXY and HTTPS_PROXY name (--allow HOST for each host)", who, where);
+			break;
+		}
+		return;
+	}
 	if (!n)
 		return;
 	switch (p->net) {
@@ -50,4 +92,27 @@ void sv_net_note(const struct wpolicy *p, uint64_t n, const char *who, const cha
 		         "proxy the jail's HTTP_PROXY and HTTPS_PROXY name. %s", who, n, s, unknown);
 		break;
 	}
+}
+
+json_object *sv_net_tried_json(const struct jail_net_seen *seen)
+{
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+
+	json_object_object_add(o, "count", json_object_new_int64((int64_t)seen->n));
+	for (uint32_t i = 0; i < seen->kept; i++) {
+		const struct jail_net_try *t = &seen->t[i];
+		json_object *e = json_object_new_object();
+		char addr[INET6_ADDRSTRLEN];
+
+		inet_ntop(t->family, t->addr, addr, sizeof(addr));
+		if (t->name[0])
+			json_object_object_add(e, "name", json_object_new_string(t->name));
+		json_object_object_add(e, "address", json_object_new_string(addr));
+		json_object_object_add(e, "port", json_object_new_int(t->port));
+		json_object_object_add(e, "protocol", json_object_new_string(
+		                       t->proto == IPPROTO_TCP ? "tcp" : "udp"));
+		json_object_array_add(a, e);
+	}
+	json_object_object_add(o, "first", a);
+	return o;
 }

@@ -120,6 +120,8 @@ void run_report(struct run *r, struct wrun_result *res)
 	/* attempts that found no route: the kernel's count (jail/netcount.c) */
 	json_object_object_add(summary, "network_unreachable", res->have_net ?
 	                       json_object_new_int64((int64_t)res->net_unreachable) : NULL);
+	/* where it tried to go (jail/netseen.c) */
+	json_object_object_add(summary, "network_tried", sv_net_tried_json(&r->jr.jl.seen));
 	json_object_object_add(summary, "limits", limits_json(pol, cg, r->jr.jl.landlock, r->jr.jl.landlock_abi));
 	json_object_object_add(summary, "profile", json_object_new_string(pol->name));
 	if (r->o->json_file)
@@ -159,10 +161,11 @@ void run_report(struct run *r, struct wrun_result *res)
 		wnotify_summary(&r->notify, line, sizeof(line));
 		wlog_error("denied syscalls: %s; see `warden audit --session %s`", line, res->session);
 	}
-	if (res->have_net && res->net_unreachable) {
-		char line[1024];
-		sv_net_note(pol, res->net_unreachable, "the program", "--profile network, or "
-		            "--net proxy --allow HOST,", line, sizeof(line));
+	if ((res->have_net && res->net_unreachable) || r->jr.jl.seen.n) {
+		char line[2048];
+		sv_net_note(pol, res->have_net ? res->net_unreachable : 0, &r->jr.jl.seen,
+		            "the program", "--profile network, or --net proxy --allow HOST,", line,
+		            sizeof(line));
 		wlog_info("%s", line);
 	}
 	{

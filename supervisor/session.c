@@ -169,6 +169,9 @@ int sess_run(struct sv *sv, struct sv_sess *s, uint32_t block, const char *langu
 			j->idle_cpu_ns += j->cpu0_ns - j->idle0_ns;
 		/* the namespace counts for the jail's life: this block's from here */
 		(void)jail_net_unreachable(&j->jr.jl, &j->net0);
+		/* and where it tries to go: init forgot the last block's at
+		 * its sweep, before this block's code could run */
+		memset(&j->jr.jl.seen, 0, sizeof(j->jr.jl.seen));
 	}
 	s->busy = j;
 	sl_block_start(j);   /* a learning jail's report is this block's only */

@@ -61,7 +61,7 @@ void sj_finish_block(struct sv *sv, struct sv_jail *j, bool exited, const siginf
 	struct wcg_stats st;
 	struct werr err = { 0 };
 	struct wdenied_count denied[WPROTO_DENIED_MAX];
-	char msg[2048] = "";
+	char msg[4096] = "";
 	json_object *rec, *dj;
 	bool lost = exited || s->oneshot, have_net;
 	uint64_t net = 0;
@@ -132,10 +132,12 @@ void sj_finish_block(struct sv *sv, struct sv_jail *j, bool exited, const siginf
 		         j->out_total);
 	/* tried the network and found no route: the kernel's count */
 	have_net = jail_net_unreachable(&j->jr.jl, &net) == 0 && net >= j->net0;
-	if (have_net && net > j->net0) {
-		char note[1024];
+	jail_net_take(&j->jr.jl);   /* init's reports queued before its exit */
+	if ((have_net && net > j->net0) || j->jr.jl.seen.n) {
+		char note[2048];
 
-		sv_net_note(s->pol, net - j->net0, "the block", sv->chat ? "--sandbox-profile "
+		sv_net_note(s->pol, have_net ? net - j->net0 : 0, &j->jr.jl.seen, "the block",
+		            sv->chat ? "--sandbox-profile "
 		            "network (or %profile network), or --net proxy --allow HOST," :
 		            "--profile network, or --net proxy --allow HOST,", note, sizeof(note));
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s%s", msg[0] ? "; " : "",
@@ -168,6 +170,7 @@ void sj_finish_block(struct sv *sv, struct sv_jail *j, bool exited, const siginf
 	json_object_object_add(rec, "state_lost", json_object_new_boolean(exited));
 	json_object_object_add(rec, "network_unreachable",
 	                       have_net ? json_object_new_int64((int64_t)(net - j->net0)) : NULL);
+	json_object_object_add(rec, "network_tried", sv_net_tried_json(&j->jr.jl.seen));
 	dj = wnotify_to_json(&j->notify);
 	json_object_object_add(rec, "denied_syscalls", dj);
 	{

@@ -8,7 +8,10 @@
 #include <stdint.h>
 
 #include "warden/broker_start.h"
+#include <json-c/json.h>
+
 #include "warden/err.h"
+#include "warden/jail.h"
 #include "warden/policy.h"
 #include "warden/protect.h"
 
@@ -84,11 +87,16 @@ pid_t sv_start_broker(const struct sv_broker_start *bs, struct werr *err);
 bool sv_say_once(const char *what, const char *note);
 
 /* The note a run or a block ends with when its program tried to reach the
- * network n times and found no route (jail_net_unreachable): the network
- * mode of p, and what lets it out (allow: the options, as the front-end
- * takes them); who: "the program", "the block".  "" when n is 0. */
-void sv_net_note(const struct wpolicy *p, uint64_t n, const char *who, const char *allow,
-                 char *buf, size_t len);
+ * network: n times found no route (jail_net_unreachable), or tried the
+ * places in seen (init's reports, jail/netseen.c; NULL: none): the network
+ * mode of p, where it tried to go, and what lets it out (allow: the
+ * options, as the front-end takes them); who: "the program", "the block".
+ * "" when it tried nothing. */
+void sv_net_note(const struct wpolicy *p, uint64_t n, const struct jail_net_seen *seen,
+                 const char *who, const char *allow, char *buf, size_t len);
+/* {"count": N, "first": [{"name"?, "address", "port", "protocol"}...]}:
+ * where the jail tried to go, for the audit log and --json. */
+json_object *sv_net_tried_json(const struct jail_net_seen *seen);
 
 /* serve --listen (supervisor/listen.c): the listening socket, the token's
  * pipe and the TLS files, for the broker's fds 8 to 11 (-1: none), and

@@ -80,6 +80,27 @@ struct jail_spec {
 #define JAIL_SPEC_INIT { .workspace_fd = -1, .stdin_fd = -1, .stdout_fd = -1, \
                          .stderr_fd = -1, .keep_fd = -1 }
 
+/* One destination a jail's program tried to reach, seen by the jail's
+ * init in the packet that left for it (jail/netwatch.c, jail/netseen.c):
+ * hostile words (the jail wrote that packet), checked again by jail_read. */
+struct jail_net_try {
+	uint8_t family;      /* AF_INET or AF_INET6 */
+	uint8_t proto;       /* IPPROTO_TCP or IPPROTO_UDP */
+	uint16_t port;       /* host order */
+	uint8_t addr[16];    /* the first 4 for AF_INET */
+	char name[256];      /* the name a DNS query asked for, or "": letters,
+	                      * digits, '-', '_' and dots, at most 253 */
+};
+/* Where a jail tried to go since jail_net_forget: init reports each
+ * destination once (until the next block); the first JAIL_NET_KEPT are
+ * kept, n counts them all. */
+#define JAIL_NET_KEPT 8
+struct jail_net_seen {
+	uint32_t n;
+	uint32_t kept;
+	struct jail_net_try t[JAIL_NET_KEPT];
+};
+
 struct jail {
 	pid_t pid;          /* init's, in the caller's pid namespace */
 	int pidfd;          /* init's, for epoll/waitid */
@@ -91,6 +112,10 @@ struct jail {
 	                     * jail's child made on its own 127.0.0.1:
 	                     * JAIL_PROXY_PORT (non-blocking; the jail keeps no
 	                     * copy), for the supervisor's proxy; else -1 */
+	int watch_fd;       /* a copy of the network watch's packet socket
+	                     * (jail/netwatch.c), only held: its release waits
+	                     * for an RCU grace period, so it is dropped last,
+	                     * by wclose_later; or -1 */
 	bool ready;         /* the child reported READY (jail_finish) */
 	bool want_proxy;    /* network mode proxy: READY needs PROXY first */
 	bool landlock;      /* Landlock was applied */
@@ -114,6 +139,8 @@ struct jail {
 	 * after the jail is gone); jail_net_unreachable reads them.  -1 when
 	 * the kernel has none. */
 	int snmp_fd, snmp6_fd;
+	/* where it tried to go (jail_read keeps what init reports) */
+	struct jail_net_seen seen;
 };
 
 /* Where warden's proxy listens inside a jail of network mode proxy: the
@@ -197,6 +224,12 @@ uint64_t jail_protect_sum(const char *ws, const char *home, const struct wpolicy
  * loopback and proxy, an attempt to go past the jail's own 127.0.0.1.
  * -1 when the counters cannot be read. */
 int jail_net_unreachable(const struct jail *j, uint64_t *n);
+/* Take every destination report init has queued before anything else it
+ * sent (a block's end reads them first; jail_read keeps them too). */
+void jail_net_take(struct jail *j);
+/* "pypi.org (a name lookup)" or "203.0.113.9 port 443" or
+ * "[2001:db8::5] port 53 (UDP)": t in words, into buf. */
+void jail_net_try_text(const struct jail_net_try *t, char *buf, size_t len);
 /* Open j's counters (jail_begin does, for init's pid). */
 void jail_net_open(struct jail *j);
 

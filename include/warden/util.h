@@ -15,6 +15,9 @@ static inline void closep(int *fd) { if (*fd >= 0) close(*fd); }
 
 #define _cleanup_free_  __attribute__((cleanup(freep)))
 #define _cleanup_close_ __attribute__((cleanup(closep)))
+/* Close *fd (and set it to -1) without waiting for a slow release: a
+ * helper process takes the last reference (common/closer.c). */
+void wclose_later(int *fd);
 
 /* Hand ownership over explicitly: returns the pointer and NULLs the source. */
 #define steal_pointer(pp) ({ __typeof__(*(pp)) _p = *(pp); *(pp) = NULL; _p; })

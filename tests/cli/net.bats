@@ -11,6 +11,7 @@ load ../helpers
 ADDR=127.0.0.2
 
 wait_file() { for _ in $(seq 400); do [ -s "$1" ] && return 0; sleep 0.05; done; return 1; }
+fds_of() { local f; for f in /proc/"$1"/fd/*; do readlink "$f"; done; }
 
 setup_file() {
 	D=$(mktemp -d /tmp/warden-net.XXXXXX)
@@ -229,7 +230,7 @@ SH
 	[ "$(grep -c . "$t/svc.log")" -eq 1 ]
 }
 
-@test "net proxy and loopback: direct TCP and UDP to any host address fail" {
+@test "net proxy, loopback and none: direct TCP and UDP to any host address fail, and say where they tried" {
 	local addrs a
 	python3 "$BATS_TEST_DIRNAME/net_server.py" sink "$WS.sink" "$WS.sinklog" &
 	local sink=$!
@@ -239,7 +240,7 @@ SH
 	# every address of the host, and its loopback
 	addrs="127.0.0.1 $ADDR ::1 $(hostname -I 2>/dev/null || true)"
 	for mode in proxy loopback none; do
-		wrun --quiet --net "$mode" -- python3 -c "
+		wrun --quiet --json "$WS.json" --net "$mode" -- python3 -c "
 import socket, sys
 port = int(sys.argv[1])
 for a in sys.argv[2:]:
@@ -258,7 +259,26 @@ for a in sys.argv[2:]:
 		echo "$mode: $output"
 		[ "$status" -eq 0 ]
 		[[ "$output" != *"TCP CONNECTED"* ]]
+		# issue 20: where it tried, as the jail's init saw the packets:
+		# every address off the jail, TCP and UDP (under none the jail's
+		# 127/8 too; ::1 never leaves lo, and is only counted)
+		python3 - "$WS.json" "$mode" "$port" $addrs <<'PY'
+import ipaddress, json, sys
+path, mode, port, addrs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+t = json.load(open(path))["network_tried"]
+want = []
+for a in dict.fromkeys(addrs):
+    ip = ipaddress.ip_address(a)
+    if ip == ipaddress.ip_address("::1") or (mode != "none" and ip.is_loopback):
+        continue
+    want += [(a, "tcp"), (a, "udp")]
+got = [(e["address"], e["protocol"]) for e in t["first"]]
+assert all(e["port"] == port for e in t["first"]), t
+assert t["count"] == len(want), (t, want)
+assert got == want[:len(got)] and len(got) == min(len(want), 8), (got, want)
+PY
 	done
+	rm -f "$WS.json"
 	# judged from the host: the sink saw nothing before the host's own
 	# last connection and datagram (handled in order: once they are logged,
 	# anything from the jail would be too)
@@ -270,6 +290,95 @@ for a in sys.argv[2:]:
 	grep -q "^tcp from" "$WS.sinklog"
 	grep -q "host marker" "$WS.sinklog"
 	rm -f "$WS.sink" "$WS.sinklog"
+}
+
+# Issue 20: a program that floods the watch with destinations and sends it
+# malformed DNS queries cannot make init stop answering or the supervisor
+# keep more than its bound: each destination is reported once, at most 64
+# per block, and a connect after the flood still fails at once with the
+# same errno (if init had stopped answering, it would wait for its 5 s
+# timeout and say "timed out").
+@test "net none: a flood of destinations and malformed queries: bounded reports, init still answers" {
+	wrun --json "$WS.json" -- python3 -c '
+import socket
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(3000):
+    u.sendto(b"x", ("10.%d.%d.1" % (i // 250, i % 250), 9))
+for junk in (b"", b"\x00" * 11, b"\xab\xcd\x01\x00\x00\x01" + b"\x00" * 6 + b"\xc0\x0c\x00\x01\x00\x01",
+             b"\xab\xcd\x01\x00\x00\x01" + b"\x00" * 6 + b"\x3fabc", bytes(range(256)) * 2):
+    u.sendto(junk, ("127.0.0.1", 53))
+try:
+    socket.create_connection(("203.0.113.9", 443), timeout=5)
+except OSError as e:
+    print("after the flood:", e)
+try:
+    socket.getaddrinfo("pypi.org", 443)
+except OSError as e:
+    print("lookup:", e)'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"after the flood: [Errno 101] Network is unreachable"* ]]
+	[[ "$output" == *"lookup: [Errno -3] Temporary failure in name resolution"* ]]
+	[[ "$output" == *"warden: the program tried to reach 10.0.0.1 port 9 (UDP), 10.0.1.1 port 9 (UDP), "*" more places, but the network is off"* ]]
+	python3 - "$WS.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["network_tried"]
+assert 8 < t["count"] <= 64, t
+assert len(t["first"]) == 8, t
+assert t["first"][0] == {"address": "10.0.0.1", "port": 9, "protocol": "udp"}, t
+PY
+	rm -f "$WS.json"
+}
+
+# Issue 20: the watch's packet socket is init's alone in the jail (made at
+# step 5c, close-on-exec: the program's execve drops it); the supervisor
+# holds a copy only so that its slow release is never on init's way out.
+# Judged from the host, like the proxy's listener above.
+@test "net none: no jailed program holds the network watch (judged from the host)" {
+	"$WARDEN" run --quiet --no-stdin --workspace "$WS" --timeout 120s \
+		-- sh -c '(sleep 120 &); sleep 120 & echo ready > in.ready; wait' 3>&- &
+	WPID=$!
+	wait_file "$WS/in.ready"
+	local init="" p q i ino checked=0 found
+	for p in $(pgrep -P "$WPID"); do
+		[ "$(awk '/^NSpid:/ {print NF}' "/proc/$p/status")" -ge 3 ] && init=$p
+	done
+	[ -n "$init" ]
+	local jail=("$init")
+	for ((i = 0; i < ${#jail[@]}; i++)); do
+		for q in $(pgrep -P "${jail[i]}"); do jail+=("$q"); done
+	done
+	echo "warden $WPID; the jail: ${jail[*]}"
+	[ "${#jail[@]}" -ge 4 ]
+	# the one packet socket of the jail's network namespace
+	ino=$(awk 'NR > 1 {print $9}' "/proc/$init/net/packet")
+	echo "watch inode: $ino"
+	[ -n "$ino" ]
+	[ "$(echo "$ino" | wc -l)" -eq 1 ]
+	# the control: the supervisor holds that very socket
+	fds_of "$WPID" | grep -qx "socket:\[$ino\]"
+	for p in "${jail[@]}"; do
+		if ! ls "/proc/$p/fd" > /dev/null 2>&1; then
+			echo "$p: fds not readable"
+			not_as_root "an fd table root cannot read"
+			[ "$p" = "$init" ]
+			continue
+		fi
+		found=$(fds_of "$p")
+		echo "$p ($(cat "/proc/$p/comm")): $(echo $found)"
+		[ -n "$found" ]
+		if [ "$p" = "$init" ]; then
+			# init reads it
+			[[ "$found" == *"socket:[$ino]"* ]]
+		else
+			[[ "$found" != *"socket:[$ino]"* ]]
+		fi
+		checked=$((checked + 1))
+	done
+	[ "$checked" -ge 3 ]
+	if is_root; then
+		[ "$checked" -eq "${#jail[@]}" ]
+	fi
 }
 
 @test "net loopback: a server and a client in one jail talk; none: they cannot" {
@@ -308,7 +417,6 @@ except OSError as e:
 }
 
 # fds_of PID: where each open fd of PID leads, one a line
-fds_of() { local f; for f in /proc/"$1"/fd/*; do readlink "$f"; done; }
 
 # SECURITY.md G112, judged from the host: the listener exists in the jail's
 # network namespace, the supervisor holds it, and no process of the jail

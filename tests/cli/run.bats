@@ -648,43 +648,54 @@ PY
 }
 
 # Issue 20 (4): with the network off, `pip install` retried for 8.6 s, failed
-# on name resolution, and warden said nothing.  The kernel counts each
-# attempt that found no route in the jail's own network namespace (lo is
-# down under mode none: every address is such); the supervisor reads those
-# counters from the host, never the jail's memory, and says what to do.
-@test "run: a program that tries the network while it is off is told so and how to allow it" {
+# on name resolution, and warden said nothing.  Now the jail's namespace
+# routes what leaves it to the network watch (jail/netwatch.c): the jail's
+# init sees where each packet was going, answers it at once with the same
+# "Network is unreachable" (a name lookup with the server's REFUSED), and
+# reports it; the supervisor says where, and what lets it out.  The
+# default profile has no /etc/resolv.conf, so glibc asks 127.0.0.1:53:
+# that leaves through the watch too, and shows the name.
+@test "run: a program that tries the network while it is off is told where it tried and how to allow it" {
 	wrun --json "$WS.json" -- python3 -c '
 import socket
-for host in ("pypi.org", "192.0.2.1"):
+for host in ("pypi.org", "203.0.113.9"):
     try: socket.create_connection((host, 443), timeout=2)
     except OSError as e: print(host, e)'
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"warden: the program tried to reach the network "*" times, but the network is off under profile workspace (network mode none)"* ]]
-	[[ "$output" == *"--profile network, or --net proxy --allow HOST"* ]]
-	# where it tried: not from the jail's memory, which warden never reads
-	[[ "$output" == *"warden does not record where"*"a name lookup goes to 127.0.0.1:53"* ]]
-	# and how to find out: learning under the proxy, which sees the names
-	[[ "$output" == *"warden policy learn --net proxy -- PROGRAM"* ]]
-	grep -Eq '"network_unreachable": [1-9]' "$WS.json"
-	grep '"event":"run_end"' "$AUDIT" | grep -Eq '"network_unreachable":[1-9]'
+	# the program's errors are what they were: no route, no name
+	[[ "$output" == *"203.0.113.9 [Errno 101] Network is unreachable"* ]]
+	[[ "$output" == *"pypi.org [Errno -3] Temporary failure in name resolution"* ]]
+	[[ "$output" == *"warden: the program tried to reach pypi.org (a name lookup) and 203.0.113.9 port 443, but the network is off under profile workspace (network mode none): --profile network, or --net proxy --allow HOST, lets it out"* ]]
+	python3 - "$WS.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["network_tried"]
+assert t["count"] == 2, t
+assert t["first"][0] == {"name": "pypi.org", "address": "127.0.0.1", "port": 53, "protocol": "udp"}, t
+assert t["first"][1] == {"address": "203.0.113.9", "port": 443, "protocol": "tcp"}, t
+PY
+	grep '"event":"run_end"' "$AUDIT" | tail -1 | grep -q '"network_tried":{"count":2,'
+	run "$WARDEN" audit --audit-log "$AUDIT" --last 1 --no-pager
+	echo "$output"
+	[[ "$output" == *"run_end"*"tried=pypi.org,203.0.113.9:443"* ]]
 	# a program that does not try: no word of it
 	wrun --json "$WS.json" -- python3 -c 'print(1)'
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" != *"network"* ]]
-	grep -q '"network_unreachable": 0' "$WS.json"
+	python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["network_tried"]; assert t == {"count": 0, "first": []}, t' "$WS.json"
 	# mode loopback: the jail's own 127.0.0.1 works and is not counted,
 	# anything beyond it is
 	wrun --net loopback -- python3 -c '
 import socket
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
 socket.create_connection(s.getsockname()).close()
-try: socket.create_connection(("192.0.2.1", 80), timeout=2)
+try: socket.create_connection(("203.0.113.9", 80), timeout=2)
 except OSError as e: print(e)'
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ "$output" == *"warden: the program tried to reach the network 1 time, but only the jail's own 127.0.0.1 is there (network mode loopback)"* ]]
+	[[ "$output" == *"[Errno 101] Network is unreachable"* ]]
+	[[ "$output" == *"warden: the program tried to reach 203.0.113.9 port 80, but only the jail's own 127.0.0.1 is there (network mode loopback)"* ]]
 	rm -f "$WS.json"
 }
 

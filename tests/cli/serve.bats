@@ -47,8 +47,9 @@ serve_client() {
 	serve_client open
 }
 
-# Issue 20 (4): the network being off is said in the block's result too.
-@test "serve: a block that tries the network while it is off is told so in its result" {
+# Issue 20 (4): the network being off, and where the block tried, are said
+# in the block's result too.
+@test "serve: a block that tries the network while it is off is told where, in its result, each block anew" {
 	serve_client net_off
 }
 

@@ -225,27 +225,37 @@ def sc_limits(s, args):
 
 def sc_net_off(s, args):
     """Issue 20 (4): a block that tries the network while it is off gets a
-    result whose message says so and how to allow it (chat shows the same
-    message to the person and the model); the next block, which does not
-    try, gets none: the kernel's counters are taken per block.  The
-    block_end record has the count."""
+    result whose message says where it tried, that the network is off and
+    how to allow it (chat shows the same message to the person and the
+    model); the next block, which does not try, gets none, and a third
+    that tries the same places again is told again: init forgets what it
+    reported at each block's sweep, and the supervisor at each block's
+    start.  The block_end records have the places."""
     sid = s.open()
     code = ("import socket\n"
-            "for host in ('pypi.org', '192.0.2.1'):\n"
+            "for host in ('pypi.org', '203.0.113.9'):\n"
             "    try: socket.create_connection((host, 443), timeout=2)\n"
             "    except OSError as e: print(host, e)\n")
     out, err, res, _ = s.run(sid, "python", code)
     ok_result(res, "the block that tries")
     msg = res.get("message") or ""
-    check("the block tried to reach the network" in msg and
-          "the network is off under profile workspace (network mode none)" in msg and
+    check("the block tried to reach pypi.org (a name lookup) and 203.0.113.9 port 443, "
+          "but the network is off under profile workspace (network mode none)" in msg and
           "--profile network, or --net proxy --allow HOST" in msg, "message: %s" % res)
+    check("Network is unreachable" in out, "the program's own error: %r" % out)
     out, err, res, _ = s.run(sid, "python", "print(1)")
     ok_result(res, "the next block")
     check("network" not in (res.get("message") or ""), "a block that did not try: %s" % res)
+    out, err, res, _ = s.run(sid, "python", code)
+    ok_result(res, "the block that tries again")
+    check("the block tried to reach pypi.org (a name lookup) and 203.0.113.9 port 443"
+          in (res.get("message") or ""), "told again: %s" % res)
     ends = audit_records({"audit": os.environ["WARDEN_AUDIT_LOG"]}, "block_end")
-    check(len(ends) == 2 and ends[0].get("network_unreachable", 0) >= 1 and
-          ends[1].get("network_unreachable") == 0, "block_end records: %s" % ends)
+    tried = [e.get("network_tried", {}).get("count") for e in ends]
+    check(len(ends) == 3 and tried == [2, 0, 2] and
+          ends[0]["network_tried"]["first"][1] ==
+          {"address": "203.0.113.9", "port": 443, "protocol": "tcp"},
+          "block_end records: %s" % ends)
 
 
 def sc_jail_facts(s, args):
