@@ -216,6 +216,25 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 			signal(s, SIG_DFL);
 	if (read(sync, &go, 1) != 1 || go != SYNC_GO)
 		_exit(125);
+	/* 5, first of all: the sockets warden sets this namespace up with
+	 * while we mount (jail/netwatch.c); the watch's socket stays, for
+	 * init, with init's signalfd made now, before the seccomp filter */
+	{
+		int nl, fds[2];
+		sigset_t every;
+
+		if (jail_net_socks(&nl, &watch[0], &e) < 0)
+			child_fail(sync, SYNC_ERROR, &e);
+		sigfillset(&every);
+		if (watch[0] >= 0 && (watch[1] = signalfd(-1, &every, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+			closep(&watch[0]);
+		fds[0] = nl;
+		fds[1] = watch[0];
+		if (jail_sync_send_fds(sync, SYNC_NETFDS, fds, watch[0] >= 0 ? 2 : 1,
+		                       "the jail's network sockets", &e) < 0)
+			_exit(125);
+		close(nl);
+	}
 
 	wtiming("released");
 	if (spec->new_session && setsid() < 0) {
@@ -232,32 +251,6 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 	if (jail_mounts(spec, plan, &e) < 0)
 		child_fail(sync, SYNC_ERROR, &e);
 	wtiming("mounts");
-	/* 5: lo stays down in mode none (no address at all) */
-	if (spec->pol->net != WNET_NONE && jail_net_lo_up(&e) < 0)
-		child_fail(sync, SYNC_ERROR, &e);
-	/* 5b: while the sync socket is still where the parent left it */
-	if (spec->pol->net == WNET_PROXY && jail_net_proxy_listener(sync, &e) < 0)
-		child_fail(sync, SYNC_ERROR, &e);
-	wtiming("lo up");
-	/* 5c: the network watch, with init's signalfd made now, before the
-	 * seccomp filter; without it (a kernel with no veth) the jail has no
-	 * route out, as before, and its attempts are only counted */
-	{
-		struct werr we = { 0 };
-		sigset_t every;
-
-		sigfillset(&every);
-		watch[1] = signalfd(-1, &every, SFD_CLOEXEC | SFD_NONBLOCK);
-		if (watch[1] < 0 || jail_net_watch(spec->pol->net, &watch[0], &we) < 0) {
-			if (watch[1] >= 0)
-				close(watch[1]);
-			watch[0] = watch[1] = -1;
-		} else if (jail_sync_send_fd(sync, SYNC_WATCH, watch[0], "the network watch",
-		                             &e) < 0) {
-			child_fail(sync, SYNC_ERROR, &e);
-		}
-	}
-	wtiming("net watch");
 	/* 6 */
 	{
 		const char *h = spec->hostname ? spec->hostname : "warden";
@@ -269,9 +262,19 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 	wtiming("hostname");
 	/* the parent attached us to the jail's cgroups meanwhile (see the
 	 * header); EOF: it failed and kills us */
-	if (read(sync, &go, 1) != 1 || go != SYNC_ATTACHED)
+	if (read(sync, &go, 1) != 1 || (go != SYNC_ATTACHED && go != SYNC_ATTACHED_BARE))
 		_exit(125);
 	wtiming("attached (wait)");
+	/* the network is set up now: without the watch, if warden could not */
+	if (go == SYNC_ATTACHED_BARE) {
+		closep(&watch[0]);
+		closep(&watch[1]);
+		watch[0] = watch[1] = -1;
+	}
+	/* 5b: lo is up (the parent did it); while the sync socket is still
+	 * where the parent left it */
+	if (spec->pol->net == WNET_PROXY && jail_net_proxy_listener(sync, &e) < 0)
+		child_fail(sync, SYNC_ERROR, &e);
 	/* 0. The cgroup namespace is created now, after the parent attached
 	 * us, so the jail sees its own group as "/". */
 	if (unshare(CLONE_NEWCGROUP) < 0) {
@@ -387,15 +390,68 @@ static int check_listener(int fd, struct werr *err)
 	return 0;
 }
 
-/* The watch's copy is only held (wclose_later drops it): a packet socket. */
-static int check_domain(int fd, int domain, struct werr *err)
+/* fd is a socket of domain. */
+static bool is_domain(int fd, int domain)
 {
 	int v = 0;
 	socklen_t l = sizeof(v);
 
-	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &l) < 0 || v != domain)
-		return werr_set(err, 0, "malformed report from the jail (the network watch's "
-		                "fd is not a packet socket)");
+	return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &l) == 0 && v == domain;
+}
+
+/* "attached", and whether the network watch is there. */
+static char attached_byte(const struct jail *j)
+{
+	return j->watch_fd >= 0 ? SYNC_ATTACHED : SYNC_ATTACHED_BARE;
+}
+
+/* The child's first report after "go": its netlink socket and, when it
+ * could make one, the watch's packet socket (jail/netwatch.c).  Set the
+ * namespace up with them: lo, then the watch, whose socket stays in
+ * j->watch_fd; the netlink socket is closed.  -1 with err when the child
+ * died, sent something else, or lo cannot come up. */
+static int net_setup(int sync, struct jail *j, enum wnet_mode mode, struct werr *err)
+{
+	struct sync_frame f;
+	char cbuf[CMSG_SPACE(sizeof(int) * 2)];
+	struct iovec iov = { .iov_base = &f, .iov_len = sizeof(f) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+	                     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	int fds[2] = { -1, -1 }, nfd = 0;
+	bool watched;
+	ssize_t n;
+
+	do
+		n = recvmsg(sync, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); n > 0 && c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && !nfd) {
+			nfd = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			if (nfd > 2)
+				nfd = 2;   /* MSG_CTRUNC: the kernel closed the rest */
+			memcpy(fds, CMSG_DATA(c), sizeof(int) * (size_t)nfd);
+		}
+	if (n != (ssize_t)sizeof(f) || f.type != SYNC_NETFDS || nfd < 1 ||
+	    !is_domain(fds[0], AF_NETLINK) || (nfd == 2 && !is_domain(fds[1], AF_PACKET))) {
+		closep(&fds[0]);
+		closep(&fds[1]);
+		if (n == (ssize_t)sizeof(f) && f.type == SYNC_ERROR) {
+			f.err.msg[sizeof(f.err.msg) - 1] = '\0';
+			*err = f.err;
+			err->exit_code = 125;
+			return werr_wrap(err, "setting up the jail");
+		}
+		return werr_set(err, n < 0 ? errno : 0, n == 0 ? "the jail died while being set up"
+		                : "malformed report from the jail (its network sockets)");
+	}
+	if (jail_net_setup(fds[0], fds[1], mode, &watched, err) < 0) {
+		closep(&fds[1]);
+		return -1;
+	}
+	if (watched)
+		j->watch_fd = fds[1];
+	else
+		closep(&fds[1]);
 	return 0;
 }
 
@@ -449,16 +505,6 @@ static int read_report(int sync, struct jail *out, bool want_proxy, struct werr 
 			}
 			out->proxy_fd = fd;
 			if (check_listener(fd, err) < 0)
-				return -1;
-			continue;
-		case SYNC_WATCH:
-			if (out->ready || out->watch_fd >= 0 || fd < 0) {
-				closep(&fd);
-				return werr_set(err, 0, "malformed report from the jail (a network "
-				                "watch out of place)");
-			}
-			out->watch_fd = fd;
-			if (check_domain(fd, AF_PACKET, err) < 0)
 				return -1;
 			continue;
 		case SYNC_READY:
@@ -611,11 +657,15 @@ int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 		werr_set(err, errno, "starting the jail");
 		goto fail;
 	}
+	/* lo and the network watch, while the child mounts */
+	if (net_setup(sp[0], out, spec->pol->net, err) < 0)
+		goto fail;
+	wtiming("network set up");
 	/* While the child mounts (see the header): attach it here, or (defer_go)
 	 * the caller has it attached off its loop and calls jail_go. */
 	if (!spec->defer_go &&
 	    ((spec->cg && wcg_attach(spec->cg, out->pid, joined, err) < 0) ||
-	     (send(sp[0], &(char){ SYNC_ATTACHED }, 1, MSG_NOSIGNAL) != 1 &&
+	     (send(sp[0], &(char){ attached_byte(out) }, 1, MSG_NOSIGNAL) != 1 &&
 	      werr_set(err, errno, "starting the jail") < 0))) {
 		/* A child whose setup failed meanwhile has exited (so the
 		 * attach or the write failed): its own report says why. */
@@ -641,6 +691,7 @@ fail:
 	close(sp[0]);
 	kill(out->pid, SIGKILL);
 	waitpid(out->pid, NULL, __WALL);
+	wclose_later(&out->watch_fd);
 	jail_plan_free(&plan);  /* the slot only now that the jail is reaped */
 	close(out->pidfd);
 	closep(&out->snmp_fd);
@@ -653,7 +704,7 @@ fail:
 int jail_go(struct jail *j, struct werr *err)
 {
 	/* the child got "go" in jail_begin; this tells it that it is attached */
-	if (j->sync_fd < 0 || send(j->sync_fd, &(char){ SYNC_ATTACHED }, 1, MSG_NOSIGNAL) != 1)
+	if (j->sync_fd < 0 || send(j->sync_fd, &(char){ attached_byte(j) }, 1, MSG_NOSIGNAL) != 1)
 		return werr_set(err, errno, "starting the jail");
 	return 0;
 }

@@ -38,20 +38,23 @@ long jail_clone_as(const struct clone_args *ca, uid_t uid, gid_t gid, const int 
 /* jail/mounts.c: steps 3-4, build the tmpfs root, pivot_root, detach the
  * host.  On return the cwd is the workspace. */
 int jail_mounts(const struct jail_spec *spec, const struct wplan *plan, struct werr *err);
-/* jail/net.c: step 5, bring lo up through libnl-route (modes loopback and
- * proxy); 5b (proxy) listen on 127.0.0.1:JAIL_PROXY_PORT, send the listener
- * on sync (SYNC_PROXY) and close it. */
-int jail_net_lo_up(struct werr *err);
+/* jail/net.c: step 5b (proxy) listen on 127.0.0.1:JAIL_PROXY_PORT, send
+ * the listener on sync (SYNC_PROXY) and close it. */
 int jail_net_proxy_listener(int sync, struct werr *err);
-/* A frame of type with fd (SCM_RIGHTS) to the parent, before READY. */
-int jail_sync_send_fd(int sync, uint8_t type, int fd, const char *what, struct werr *err);
-/* jail/netwatch.c: step 5c, route what leaves the jail to a veth pair
- * whose far end only a packet socket reads: *watch, for init (-1 and err
- * when the kernel cannot; the jail then has no route out, as before). */
+/* A frame of type with n (1 or 2) fds (SCM_RIGHTS) to the parent, before
+ * READY. */
+int jail_sync_send_fds(int sync, uint8_t type, const int *fds, size_t n, const char *what,
+                       struct werr *err);
+/* jail/netwatch.c: step 5, lo and the network watch.  The child makes the
+ * sockets (*pk -1 when the packet socket cannot be had: no watch); the
+ * parent sets the namespace up through nl (closed here): lo up in modes
+ * loopback and proxy (-1 and err when that fails), then the watch, pk
+ * bound to its far end (*watched, or nothing of it left). */
 #define JAIL_WATCH_SNAP 512   /* bytes of a packet the watch keeps */
 #define JAIL_WATCH_FD 5       /* where the watch's socket waits for init */
 #define JAIL_WATCH_SIG_FD 6   /* and init's signalfd (made before seccomp) */
-int jail_net_watch(enum wnet_mode mode, int *watch, struct werr *err);
+int jail_net_socks(int *nl, int *pk, struct werr *err);
+int jail_net_setup(int nl, int pk, enum wnet_mode mode, bool *watched, struct werr *err);
 /* jail/netseen.c: init's side.  Read what is queued on the watch, answer
  * it, report each new destination on sync (SYNC_NET). */
 void jail_watch_read(int watch, int sync);
@@ -75,12 +78,16 @@ int jail_landlock(const struct jail_spec *spec, const struct wplan *plan,
  * report (jail/enter.c); after it, init's reports (jail/init.c). */
 enum sync_msg {
 	SYNC_GO = 'G',          /* parent -> child: ids mapped: set up the mounts */
-	SYNC_ATTACHED = 'A',    /* parent -> child: cgroups attached: go on */
+	SYNC_ATTACHED = 'A',    /* parent -> child: cgroups attached, the network
+	                         * set up with the watch: go on */
+	SYNC_ATTACHED_BARE = 'a', /* the same, without the watch (close it) */
 	SYNC_ERROR = 'E',       /* setup failed: err */
 	SYNC_PROXY = 'P',       /* proxy mode: the proxy's listener (SCM_RIGHTS) */
-	SYNC_WATCH = 'V',       /* a copy of the network watch's socket (SCM_RIGHTS):
-	                         * the parent holds the last reference, so init's
-	                         * exit never waits on its slow release */
+	SYNC_NETFDS = 'L',      /* first of all: the jail's netlink socket and the
+	                         * watch's packet socket (SCM_RIGHTS, 1 or 2 fds)
+	                         * for the parent's jail_net_setup; the parent
+	                         * keeps the packet socket, so init's exit never
+	                         * waits on its slow release (common/closer.c) */
 	SYNC_READY = 'R',       /* confined (+ the seccomp listener, landlock_abi) */
 	SYNC_EXEC_FAILED = 'X', /* execve failed: err, err.exit_code 126/127 */
 	SYNC_STARTED = 'S',     /* init: the program was exec'ed */

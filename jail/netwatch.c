@@ -24,12 +24,25 @@
  * table also has lo's own 127.0.0.0/8 and ::1, as local routes: the jail
  * still talks to itself there, and to warden's proxy.
  *
- * Safe while the child still has capabilities: every call here acts on
- * the jail's own network namespace only (created with the jail, nothing in
- * it but lo), and the packet socket sees only wd1.  If a step fails (a
- * kernel without veth, say), the rules are put back and the pair deleted
- * again (its routes with it), and the jail runs as before, with no route
- * anywhere: ENETUNREACH at once, only counted (jail/netcount.c). */
+ * Who does what: the jail's child makes two sockets in its own namespace,
+ * right after "go": a NETLINK_ROUTE socket and the packet socket (its
+ * filter attached, not yet bound), and sends them to warden (SYNC_NETFDS),
+ * first of all its reports.  warden sets the namespace up through that
+ * netlink socket (jail_net_setup: lo, in modes loopback and proxy, then
+ * the watch) while the child mounts, so the 0.5-1 ms this takes is off the
+ * jail's path when a second core is free; "attached" then tells the child
+ * whether the watch is there (SYNC_ATTACHED) or not (SYNC_ATTACHED_BARE,
+ * the child closes its copy).  A netlink socket acts in the namespace it
+ * was made in, with the rights of the process that made it (the child's,
+ * in its own user namespace): warden's requests through it reach that
+ * namespace only, whatever warden's own rights, and warden holds it only
+ * until "attached".  No jailed code has run yet: the sockets and the
+ * kernel's answers on them are trusted.
+ *
+ * If the watch cannot be made (a kernel without veth, say), the rules are
+ * put back and the pair deleted again (its routes with it), and the jail
+ * runs as before, with no route anywhere: ENETUNREACH at once, only
+ * counted (jail/netcount.c). */
 #include <errno.h>
 #include <linux/filter.h>
 #include <linux/ip.h>
@@ -243,24 +256,23 @@ static const struct sock_filter watch_prog[] = {
 	/* 19 */ BPF_STMT(BPF_RET | BPF_K, 0),
 };
 
-/* The packet socket on wd1, filtered, close-on-exec: init's and no one
- * else's (the program's execve closes it). */
+/* The packet socket for wd1, filtered, close-on-exec, not bound yet (wd1
+ * does not exist yet): init's and no one else's (the program's execve
+ * closes it). */
 static int watch_socket(struct werr *err)
 {
 	struct sock_fprog prog = { .len = sizeof(watch_prog) / sizeof(watch_prog[0]),
 	                           .filter = (struct sock_filter *)watch_prog };
-	struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
-	                          .sll_ifindex = WD1 };
 	int one = 1, fd;
 
+	/* protocol 0: nothing is queued before the bind, and the filter is
+	 * there before it */
 	fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return werr_set(err, errno, "creating the network watch's packet socket");
-	/* the filter before the bind: nothing unfiltered is ever queued */
 	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one)) < 0 ||
-	    setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0 ||
-	    bind(fd, (struct sockaddr *)&ll, sizeof(ll)) < 0) {
+	    setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0) {
 		werr_set(err, errno, "setting up the network watch's packet socket");
 		close(fd);
 		return -1;
@@ -268,29 +280,53 @@ static int watch_socket(struct werr *err)
 	return fd;
 }
 
-int jail_net_watch(enum wnet_mode mode, int *watch, struct werr *err)
+int jail_net_socks(int *nl, int *pk, struct werr *err)
+{
+	struct werr ignored = { 0 };
+
+	*nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (*nl < 0)
+		return werr_set(err, errno, "creating the jail's netlink socket");
+	*pk = watch_socket(&ignored);   /* none: no watch, the jail runs as before */
+	return 0;
+}
+
+/* lo up (modes loopback and proxy): 127.0.0.1 and ::1 come with it.  In a
+ * new network namespace lo is always ifindex 1 (it is registered first);
+ * naming it directly saves an RTM_GETLINK round trip. */
+static int lo_up(struct nl_sock *sk, struct werr *err)
+{
+	struct rtnl_link *lo = rtnl_link_alloc(), *change = rtnl_link_alloc();
+	int r = -NLE_NOMEM;
+
+	if (lo && change) {
+		rtnl_link_set_ifindex(lo, LO);
+		rtnl_link_set_name(lo, "lo");
+		rtnl_link_set_flags(change, IFF_UP);
+		r = rtnl_link_change(sk, lo, change, 0);
+	}
+	rtnl_link_put(change);
+	rtnl_link_put(lo);
+	return r < 0 ? werr_set(err, 0, "bringing lo up: %s", nl_geterror(r)) : 0;
+}
+
+/* The watch: the pair, pk bound to wd1, addresses, routes, rules.  -1
+ * when it could not be made (and nothing of it is left). */
+static int watch(struct nl_sock *sk, int pk, enum wnet_mode mode)
 {
 	static const uint8_t lo4[4] = { 127, 0, 0, 1 }, lo4net[4] = { 127 }, lo6[16] = { [15] = 1 };
-	struct nl_sock *sk = nl_socket_alloc();
-	int r, fd = -1;
+	struct sockaddr_ll ll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL),
+	                          .sll_ifindex = WD1 };
 	bool six, ruled4 = false, ruled6 = false;
+	struct rtnl_link *l;
+	int r;
 
-	*watch = -1;
-	if (!sk)
-		return werr_set(err, ENOMEM, "netlink socket");
-	if ((r = nl_connect(sk, NETLINK_ROUTE)) < 0 || (r = make_pair(sk)) < 0) {
-		werr_set(err, 0, "making the network watch's veth pair: %s", nl_geterror(r));
-		goto out;
-	}
+	if ((r = make_pair(sk)) < 0)
+		return -1;
 	if ((r = link_up(sk, WD0, "wd0", IFF_UP | IFF_NOARP)) < 0 ||
-	    (r = link_up(sk, WD1, "wd1", IFF_UP)) < 0) {
-		werr_set(err, 0, "setting up the network watch's veth pair: %s", nl_geterror(r));
+	    (r = link_up(sk, WD1, "wd1", IFF_UP)) < 0 ||
+	    (r = bind(pk, (struct sockaddr *)&ll, sizeof(ll))) < 0)
 		goto undo;
-	}
-	if ((fd = watch_socket(err)) < 0) {
-		r = -1;
-		goto undo;
-	}
 	six = add_addr(sk, AF_INET6, v6_addr, 128) >= 0;   /* IPv6 may be off */
 	if ((r = add_addr(sk, AF_INET, v4_addr, 32)) < 0 ||
 	    (mode == WNET_NONE && (r = add_addr(sk, AF_INET, lo4, 8)) < 0) ||
@@ -306,31 +342,40 @@ int jail_net_watch(enum wnet_mode mode, int *watch, struct werr *err)
 	    (mode != WNET_NONE && six &&
 	     (r = route(sk, AF_INET6, RT_TABLE_MAIN, RTN_LOCAL, lo6, 128, LO, NULL)) < 0) ||
 	    (ruled4 = true, (r = rules(sk, AF_INET)) < 0) ||
-	    (six && (ruled6 = true, (r = rules(sk, AF_INET6)) < 0))) {
-		werr_set(err, 0, "routing the jail's network to the watch: %s", nl_geterror(r));
+	    (six && (ruled6 = true, (r = rules(sk, AF_INET6)) < 0)))
 		goto undo;
+	return 0;
+undo:
+	if (ruled4)
+		rules_undo(sk, AF_INET);
+	if (ruled6)
+		rules_undo(sk, AF_INET6);
+	if ((l = rtnl_link_alloc())) {
+		rtnl_link_set_ifindex(l, WD0);
+		(void)rtnl_link_delete(sk, l);   /* its routes and addresses go too */
+		rtnl_link_put(l);
 	}
-	*watch = fd;
-	fd = -1;
-	r = 0;
-	goto out;
-undo: {
-		struct rtnl_link *l = rtnl_link_alloc();
+	return -1;
+}
 
-		if (ruled4)
-			rules_undo(sk, AF_INET);
-		if (ruled6)
-			rules_undo(sk, AF_INET6);
-		if (l) {
-			rtnl_link_set_ifindex(l, WD0);
-			(void)rtnl_link_delete(sk, l);   /* its routes and addresses go too */
-			rtnl_link_put(l);
-		}
-		r = -1;
+int jail_net_setup(int nl, int pk, enum wnet_mode mode, bool *watched, struct werr *err)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+	int r;
+
+	*watched = false;
+	if (!sk) {
+		close(nl);
+		return werr_set(err, ENOMEM, "netlink socket");
 	}
-out:
-	if (fd >= 0)
-		close(fd);
-	nl_socket_free(sk);
-	return r < 0 ? -1 : 0;
+	if ((r = nl_socket_set_fd(sk, NETLINK_ROUTE, nl)) < 0) {
+		close(nl);
+		nl_socket_free(sk);
+		return werr_set(err, 0, "the jail's netlink socket: %s", nl_geterror(r));
+	}
+	r = mode != WNET_NONE ? lo_up(sk, err) : 0;
+	if (r == 0 && pk >= 0)
+		*watched = watch(sk, pk, mode) == 0;
+	nl_socket_free(sk);   /* closes nl */
+	return r;
 }
