@@ -239,6 +239,11 @@ int cmd_doctor(int argc, char **argv)
 		int rc = wrun(&o, &r, &e);
 		row("warden run true", rc == 0 && r.exit_status == 0, "%s",
 		    rc < 0 ? e.msg : r.exit_status == 0 ? "started and exited cleanly" : "exited non-zero");
+		if (rc == 0)
+			row("network watch", r.net_watch, "%s", r.net_watch
+			    ? "where a jailed program tries to go is seen (a veth pair in its namespace)"
+			    : "this kernel cannot make a veth pair in a jail's namespace: warden counts "
+			      "a program's attempts to use the network, but cannot say where");
 	}
 	printf("\n%s\n", bad_count ? "some protections are weaker here; see the lines marked NO"
 	                           : "every protection is active");

@@ -11,13 +11,16 @@
  *          that first joined the v1 groups
  *          (the jail is born in them)
  *   uid_map/gid_map
- *   send "go"                       -->     new session
- *   attach cgroups (meanwhile)          3-4 mounts, pivot_root (jail/mounts.c)
- *                                       5  lo up (modes loopback, proxy)
+ *   send "go"                       -->     5  a netlink socket and the
+ *   receive them                    <--        watch's packet socket, sent
+ *   meanwhile: lo up (loopback,                (SYNC_NETFDS); new session
+ *   proxy) and the network watch     3-4 mounts, pivot_root (jail/mounts.c)
+ *   through them (jail/netwatch.c);     6  hostname
+ *   attach cgroups
+ *   send "attached" (with or        -->     wait for "attached" (without
+ *   without the watch)                      the watch: close it)
  *                                       5b proxy: listen on 127.0.0.1:3128,
  *                                          send it (SYNC_PROXY), close it
- *                                       6  hostname
- *   send "attached"                 -->     wait for "attached"
  *                                       0  new cgroup namespace (rooted at the
  *                                          jail's cgroup)
  *                                       7  stdio, close every other fd

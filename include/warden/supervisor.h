@@ -59,6 +59,7 @@ struct wrun_result {
 	bool learn_incomplete;   /* --learn: the learning was not complete */
 	bool have_net;           /* net_unreachable was read (jail_net_unreachable): */
 	uint64_t net_unreachable; /* attempts to reach an address with no route */
+	bool net_watch;          /* the jail had the network watch (jail/netwatch.c) */
 	char session[32];
 };
 

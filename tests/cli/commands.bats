@@ -88,6 +88,8 @@ audit_two_sessions() {
 	[[ "$output" == *"memory"* ]]
 	[[ "$output" == *"python"* ]]
 	[[ "$output" =~ "warden run true"\ +ok ]]
+	# issue 20: the jail it started had the network watch (this kernel has veth)
+	[[ "$output" =~ "network watch"\ +ok\ +"where a jailed program tries to go is seen" ]]
 }
 
 # warden-egress, network mode proxy's process (issue 21): doctor looks for

@@ -405,7 +405,7 @@ on_tty() {
 	[ "$(uname -n)" = "$host" ]
 }
 
-@test "security: no network device but lo, the host's 127.0.0.1 unreachable, none and loopback (network)" {
+@test "security: no network device but lo and the watch, the host's 127.0.0.1 unreachable, none and loopback (network)" {
 	python3 "$BATS_TEST_DIRNAME/host_listen.py" "$WS.port" "$WS.conns" &
 	HOST_PID=$!
 	for _ in $(seq 100); do [ -s "$WS.port" ] && break; sleep 0.05; done
@@ -422,10 +422,13 @@ on_tty() {
 	jprobe -- network "$port"
 	blocked network
 	[[ "$output" == *"connect 127.0.0.1:$port: ENETUNREACH"* ]]
+	# ... not even its own ::1 (lo stays down; IPv6 off in the kernel: no socket)
+	[[ "$output" == *"connect [::1]:$port: ENETUNREACH"* ]] || [[ "$output" == *"no IPv6 socket"* ]]
 	# mode loopback: the jail's own lo answers, not the host's
 	jprobe --net loopback -- network "$port"
 	blocked network
 	[[ "$output" == *"connect 127.0.0.1:$port: ECONNREFUSED"* ]]
+	[[ "$output" == *"connect [::1]:$port: ECONNREFUSED"* ]] || [[ "$output" == *"no IPv6 socket"* ]]
 	# judged from the host: the listener saw nothing before a last
 	# connection of the host's own (accepted in order, so once it is logged
 	# any connection from the jail would be logged too)

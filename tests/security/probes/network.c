@@ -21,6 +21,8 @@ static void try_host_port(const char *port)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(port)),
 	                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in6 sa6 = { .sin6_family = AF_INET6, .sin6_port = sa.sin_port,
+	                            .sin6_addr = IN6ADDR_LOOPBACK_INIT };
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
@@ -28,6 +30,18 @@ static void try_host_port(const char *port)
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
 		ESCAPED("connected to the host's 127.0.0.1:%s", port);
 	note("connect 127.0.0.1:%s: %s", port, strerrorname_np(errno));
+	close(fd);
+	/* the same over IPv6: the host listens on 127.0.0.1 only, so a
+	 * connection is the jail's own ::1 (what mode none must not have) */
+	fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		note("no IPv6 socket: %s", strerrorname_np(errno));
+		return;
+	}
+	if (connect(fd, (struct sockaddr *)&sa6, sizeof(sa6)) == 0)
+		note("connect [::1]:%s: connected", port);
+	else
+		note("connect [::1]:%s: %s", port, strerrorname_np(errno));
 	close(fd);
 }
 
