@@ -424,8 +424,16 @@ static int net_setup(int sync, struct jail *j, enum wnet_mode mode, struct werr 
 	bool watched;
 	ssize_t n;
 
+	struct pollfd pf = { .fd = sync, .events = POLLIN };
+
+	/* it is the child's first act after "go"; 10 s: a child stopped
+	 * from outside must not hold warden forever */
+	while (poll(&pf, 1, 10000) < 0 && errno == EINTR)
+		;
+	if (!(pf.revents & (POLLIN | POLLHUP | POLLERR)))
+		return werr_set(err, 0, "the jail did not start (no report in 10 s)");
 	do
-		n = recvmsg(sync, &mh, MSG_CMSG_CLOEXEC);
+		n = recvmsg(sync, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); n > 0 && c; c = CMSG_NXTHDR(&mh, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && !nfd) {

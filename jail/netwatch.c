@@ -18,11 +18,12 @@
  *
  * Every packet the jail sends looks up the main table first (a rule, "iif
  * lo lookup main", ahead of the local table, which moves from priority 0
- * to 2): so a jailed program that connects to one of wd0's own addresses
+ * to 3): so a jailed program that connects to one of wd0's own addresses
  * goes to the watch like any other, and only what arrives on wd0 (init's
  * answers) is delivered to them.  In modes loopback and proxy the main
  * table also has lo's own 127.0.0.0/8 and ::1, as local routes: the jail
- * still talks to itself there, and to warden's proxy.
+ * still talks to itself there, and to warden's proxy; only a name lookup
+ * to 127/8 goes to the watch (dns_rule).
  *
  * Who does what: the jail's child makes two sockets in its own namespace,
  * right after "go": a NETLINK_ROUTE socket and the packet socket (its
@@ -68,6 +69,7 @@
 #define LO 1           /* ifindexes: lo is always 1 in a new namespace; */
 #define WD0 2          /* these are given in the request */
 #define WD1 3
+#define DNS_TABLE 53   /* modes loopback and proxy: lookups to 127/8 (dns_rule) */
 
 static const uint8_t v4_addr[4] = { 192, 0, 2, 1 };
 static const uint8_t v6_addr[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
@@ -215,8 +217,8 @@ static int rules(struct nl_sock *sk, int family)
 {
 	int r;
 
-	if ((r = rule(sk, false, family, 1, true, RT_TABLE_MAIN)) < 0 ||
-	    (r = rule(sk, false, family, 2, false, RT_TABLE_LOCAL)) < 0)
+	if ((r = rule(sk, false, family, 2, true, RT_TABLE_MAIN)) < 0 ||
+	    (r = rule(sk, false, family, 3, false, RT_TABLE_LOCAL)) < 0)
 		return r;
 	return rule(sk, true, family, 0, false, RT_TABLE_LOCAL);
 }
@@ -225,8 +227,34 @@ static int rules(struct nl_sock *sk, int family)
 static void rules_undo(struct nl_sock *sk, int family)
 {
 	(void)rule(sk, false, family, 0, false, RT_TABLE_LOCAL);
-	(void)rule(sk, true, family, 2, false, RT_TABLE_LOCAL);
-	(void)rule(sk, true, family, 1, true, RT_TABLE_MAIN);
+	(void)rule(sk, true, family, 3, false, RT_TABLE_LOCAL);
+	(void)rule(sk, true, family, 2, true, RT_TABLE_MAIN);
+}
+
+/* Modes loopback and proxy: a name lookup to the jail's own 127/8 (glibc's
+ * without /etc/resolv.conf, or a host's 127.0.0.53) goes to the watch too,
+ * so its name is seen: a rule for UDP to port 53 (the kernel has matched
+ * on ports since 4.17), to a table whose 127/8 leads to wd0.  Nothing in
+ * the jail can serve port 53 (below 1024, and it holds no capability), so
+ * nothing it could reach is taken from it.  Best effort: without it such
+ * a lookup is refused by lo, as before, and not seen. */
+static void dns_rule(struct nl_sock *sk)
+{
+	static const uint8_t lo4net[4] = { 127 };
+	struct rtnl_rule *ru;
+
+	if (route(sk, AF_INET, DNS_TABLE, RTN_UNICAST, lo4net, 8, WD0, v4_addr) < 0 ||
+	    !(ru = rtnl_rule_alloc()))
+		return;
+	rtnl_rule_set_family(ru, AF_INET);
+	rtnl_rule_set_prio(ru, 1);
+	rtnl_rule_set_table(ru, DNS_TABLE);
+	rtnl_rule_set_action(ru, FR_ACT_TO_TBL);
+	rtnl_rule_set_iif(ru, "lo");
+	rtnl_rule_set_ipproto(ru, IPPROTO_UDP);
+	rtnl_rule_set_dport(ru, 53);
+	(void)rtnl_rule_add(sk, ru, NLM_F_CREATE | NLM_F_EXCL);
+	rtnl_rule_put(ru);
 }
 
 /* Keep a TCP SYN (no ACK) or a UDP datagram, IPv4 (first fragments only)
@@ -344,6 +372,8 @@ static int watch(struct nl_sock *sk, int pk, enum wnet_mode mode)
 	    (ruled4 = true, (r = rules(sk, AF_INET)) < 0) ||
 	    (six && (ruled6 = true, (r = rules(sk, AF_INET6)) < 0)))
 		goto undo;
+	if (mode != WNET_NONE)
+		dns_rule(sk);
 	return 0;
 undo:
 	if (ruled4)

@@ -685,17 +685,20 @@ PY
 	[[ "$output" != *"network"* ]]
 	python3 -c 'import json, sys; t = json.load(open(sys.argv[1]))["network_tried"]; assert t == {"count": 0, "first": []}, t' "$WS.json"
 	# mode loopback: the jail's own 127.0.0.1 works and is not counted,
-	# anything beyond it is
+	# anything beyond it is, and a name lookup (to 127.0.0.1:53) is seen
 	wrun --net loopback -- python3 -c '
 import socket
 s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
 socket.create_connection(s.getsockname()).close()
 try: socket.create_connection(("203.0.113.9", 80), timeout=2)
+except OSError as e: print(e)
+try: socket.getaddrinfo("files.example", 443)
 except OSError as e: print(e)'
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"[Errno 101] Network is unreachable"* ]]
-	[[ "$output" == *"warden: the program tried to reach 203.0.113.9 port 80, but only the jail's own 127.0.0.1 is there (network mode loopback)"* ]]
+	[[ "$output" == *"[Errno -3] Temporary failure in name resolution"* ]]
+	[[ "$output" == *"warden: the program tried to reach 203.0.113.9 port 80 and files.example (a name lookup), but only the jail's own 127.0.0.1 is there (network mode loopback)"* ]]
 	rm -f "$WS.json"
 }
 
