@@ -13,6 +13,54 @@ ADDR=127.0.0.2
 wait_file() { for _ in $(seq 400); do [ -s "$1" ] && return 0; sleep 0.05; done; return 1; }
 fds_of() { local f; for f in /proc/"$1"/fd/*; do readlink "$f"; done; }
 
+# A running `warden run` ($WPID) and its jail: INIT (the child of warden in
+# a pid namespace of its own) and JAIL, init and every process below it.
+jail_tree() {
+	local p q i
+	INIT=""
+	for p in $(pgrep -P "$WPID"); do
+		[ "$(awk '/^NSpid:/ {print NF}' "/proc/$p/status")" -ge 3 ] && INIT=$p
+	done
+	[ -n "$INIT" ] || { echo "no init below warden $WPID"; return 1; }
+	JAIL=("$INIT")
+	for ((i = 0; i < ${#JAIL[@]}; i++)); do
+		for q in $(pgrep -P "${JAIL[i]}"); do JAIL+=("$q"); done
+	done
+	echo "warden $WPID; the jail: ${JAIL[*]}"
+}
+
+# holders INO INIT_HOLDS: judged from the host, the supervisor holds socket
+# INO (the control); init holds it when INIT_HOLDS is "yes", else not; no
+# other process of the jail does.  Unprivileged, init's fd table is the one
+# the caller may not read (not dumpable, its memory owned by the host's
+# user namespace): root reads every one.
+holders() {
+	local ino=$1 init_holds=$2 p found checked=0
+	fds_of "$WPID" | grep -qx "socket:\[$ino\]" || { echo "warden lacks socket:[$ino]"; return 1; }
+	for p in "${JAIL[@]}"; do
+		if ! ls "/proc/$p/fd" > /dev/null 2>&1; then
+			echo "$p: fds not readable"
+			not_as_root "an fd table root cannot read" || return 1
+			[ "$p" = "$INIT" ] || return 1
+			continue
+		fi
+		found=$(fds_of "$p")
+		echo "$p ($(cat "/proc/$p/comm")): $(echo $found)"
+		[ -n "$found" ] || return 1
+		if [ "$p" = "$INIT" ] && [ "$init_holds" = yes ]; then
+			[[ "$found" == *"socket:[$ino]"* ]] || return 1
+		else
+			[[ "$found" != *"socket:[$ino]"* ]] || return 1
+		fi
+		checked=$((checked + 1))
+	done
+	# every jailed program was read, by root init too
+	[ "$checked" -ge 3 ] || return 1
+	if is_root; then
+		[ "$checked" -eq "${#JAIL[@]}" ] || return 1
+	fi
+}
+
 setup_file() {
 	D=$(mktemp -d /tmp/warden-net.XXXXXX)
 	export D
@@ -339,46 +387,17 @@ PY
 		-- sh -c '(sleep 120 &); sleep 120 & echo ready > in.ready; wait' 3>&- &
 	WPID=$!
 	wait_file "$WS/in.ready"
-	local init="" p q i ino checked=0 found
-	for p in $(pgrep -P "$WPID"); do
-		[ "$(awk '/^NSpid:/ {print NF}' "/proc/$p/status")" -ge 3 ] && init=$p
-	done
-	[ -n "$init" ]
-	local jail=("$init")
-	for ((i = 0; i < ${#jail[@]}; i++)); do
-		for q in $(pgrep -P "${jail[i]}"); do jail+=("$q"); done
-	done
-	echo "warden $WPID; the jail: ${jail[*]}"
-	[ "${#jail[@]}" -ge 4 ]
+	jail_tree
+	# init, sh, and the two sleeps (one an orphan)
+	[ "${#JAIL[@]}" -ge 4 ]
 	# the one packet socket of the jail's network namespace
-	ino=$(awk 'NR > 1 {print $9}' "/proc/$init/net/packet")
+	local ino
+	ino=$(awk 'NR > 1 {print $9}' "/proc/$INIT/net/packet")
 	echo "watch inode: $ino"
 	[ -n "$ino" ]
 	[ "$(echo "$ino" | wc -l)" -eq 1 ]
-	# the control: the supervisor holds that very socket
-	fds_of "$WPID" | grep -qx "socket:\[$ino\]"
-	for p in "${jail[@]}"; do
-		if ! ls "/proc/$p/fd" > /dev/null 2>&1; then
-			echo "$p: fds not readable"
-			not_as_root "an fd table root cannot read"
-			[ "$p" = "$init" ]
-			continue
-		fi
-		found=$(fds_of "$p")
-		echo "$p ($(cat "/proc/$p/comm")): $(echo $found)"
-		[ -n "$found" ]
-		if [ "$p" = "$init" ]; then
-			# init reads it
-			[[ "$found" == *"socket:[$ino]"* ]]
-		else
-			[[ "$found" != *"socket:[$ino]"* ]]
-		fi
-		checked=$((checked + 1))
-	done
-	[ "$checked" -ge 3 ]
-	if is_root; then
-		[ "$checked" -eq "${#jail[@]}" ]
-	fi
+	# init reads it; no other process of the jail holds it
+	holders "$ino" yes
 }
 
 @test "net loopback: a server and a client in one jail talk; none: they cannot" {
@@ -430,43 +449,17 @@ except OSError as e:
 		--timeout 120s -- sh -c '(sleep 120 &); sleep 120 & echo ready > in.ready; wait' 3>&- &
 	WPID=$!
 	wait_file "$WS/in.ready"
-	local init="" p q i ino checked=0 found
-	for p in $(pgrep -P "$WPID"); do
-		[ "$(awk '/^NSpid:/ {print NF}' "/proc/$p/status")" -ge 3 ] && init=$p
-	done
-	[ -n "$init" ]
-	local jail=("$init")
-	for ((i = 0; i < ${#jail[@]}; i++)); do
-		for q in $(pgrep -P "${jail[i]}"); do jail+=("$q"); done
-	done
-	echo "warden $WPID; the jail: ${jail[*]}"
+	jail_tree
 	# init, sh, and the two sleeps (one an orphan)
-	[ "${#jail[@]}" -ge 4 ]
+	[ "${#JAIL[@]}" -ge 4 ]
 	# 127.0.0.1:3128 (0100007F:0C38) in state LISTEN (0A) in the jail's
 	# network namespace, seen through init; field 10 is its inode
-	ino=$(awk '$2 == "0100007F:0C38" && $4 == "0A" {print $10}' "/proc/$init/net/tcp")
+	local ino
+	ino=$(awk '$2 == "0100007F:0C38" && $4 == "0A" {print $10}' "/proc/$INIT/net/tcp")
 	echo "listener inode: $ino"
 	[ -n "$ino" ]
-	# the control: the supervisor holds that very socket
-	fds_of "$WPID" | grep -qx "socket:\[$ino\]"
-	for p in "${jail[@]}"; do
-		if ! ls "/proc/$p/fd" > /dev/null 2>&1; then
-			echo "$p: fds not readable"
-			not_as_root "an fd table root cannot read"
-			[ "$p" = "$init" ]
-			continue
-		fi
-		found=$(fds_of "$p")
-		echo "$p ($(cat "/proc/$p/comm")): $(echo $found)"
-		[ -n "$found" ]
-		[[ "$found" != *"socket:[$ino]"* ]]
-		checked=$((checked + 1))
-	done
-	# every jailed program was read, by root init too
-	[ "$checked" -ge 3 ]
-	if is_root; then
-		[ "$checked" -eq "${#jail[@]}" ]
-	fi
+	# the supervisor holds it; no process of the jail does, init neither
+	holders "$ino" no
 }
 
 @test "net proxy: the jail's environment points at the proxy" {
