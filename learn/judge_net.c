@@ -106,8 +106,9 @@ static void destination(struct lctx *c, const char *call, int fd, const struct s
 		if (r && !r->note)
 			r->note = xstrdup(c->b->net == WNET_PROXY ?
 				"programs that go through the proxy (HTTP_PROXY) need no DNS of their own" :
-				"which names it wanted is not known (glibc's lookup stops before sending in "
-				"mode none); learn again with --net proxy to see the hosts it asks for");
+				"the names in the queries it sent are the network.allow entries (the "
+				"jail's network watch lets glibc send them in mode none; without it, "
+				"warden doctor says, they are not sent: learn with --net proxy then)");
 		return;
 	}
 	if (c->b->net != WNET_NONE && loopback(sa))
