@@ -242,6 +242,9 @@ int cmd_doctor(int argc, char **argv)
 		if (rc == 0)
 			row("network watch", r.net_watch, "%s", r.net_watch
 			    ? "where a jailed program tries to go is seen (a veth pair in its namespace)"
+			    : getenv("WARDEN_NO_NET_WATCH")
+			    ? "off: WARDEN_NO_NET_WATCH is set; warden counts a program's attempts to "
+			      "use the network, but cannot say where"
 			    : "this kernel cannot make a veth pair in a jail's namespace: warden counts "
 			      "a program's attempts to use the network, but cannot say where");
 	}

@@ -229,8 +229,10 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 		if (jail_net_socks(&nl, &watch[0], &e) < 0)
 			child_fail(sync, SYNC_ERROR, &e);
 		sigfillset(&every);
-		if (watch[0] >= 0 && (watch[1] = signalfd(-1, &every, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
-			closep(&watch[0]);
+		if (watch[0] >= 0 && (watch[1] = signalfd(-1, &every, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+			close(watch[0]);
+			watch[0] = -1;
+		}
 		fds[0] = nl;
 		fds[1] = watch[0];
 		if (jail_sync_send_fds(sync, SYNC_NETFDS, fds, watch[0] >= 0 ? 2 : 1,
@@ -405,7 +407,7 @@ static bool is_domain(int fd, int domain)
 /* "attached", and whether the network watch is there. */
 static char attached_byte(const struct jail *j)
 {
-	return j->watch_fd >= 0 ? SYNC_ATTACHED : SYNC_ATTACHED_BARE;
+	return j->watched ? SYNC_ATTACHED : SYNC_ATTACHED_BARE;
 }
 
 /* The child's first report after "go": its netlink socket and, when it
@@ -445,7 +447,7 @@ static int net_setup(int sync, struct jail *j, enum wnet_mode mode, struct werr 
 	if (n != (ssize_t)sizeof(f) || f.type != SYNC_NETFDS || nfd < 1 ||
 	    !is_domain(fds[0], AF_NETLINK) || (nfd == 2 && !is_domain(fds[1], AF_PACKET))) {
 		closep(&fds[0]);
-		closep(&fds[1]);
+		wclose_later(&fds[1]);
 		if (n == (ssize_t)sizeof(f) && f.type == SYNC_ERROR) {
 			f.err.msg[sizeof(f.err.msg) - 1] = '\0';
 			*err = f.err;
@@ -455,14 +457,16 @@ static int net_setup(int sync, struct jail *j, enum wnet_mode mode, struct werr 
 		return werr_set(err, n < 0 ? errno : 0, n == 0 ? "the jail died while being set up"
 		                : "malformed report from the jail (its network sockets)");
 	}
-	if (jail_net_setup(fds[0], fds[1], mode, &watched, err) < 0) {
-		closep(&fds[1]);
+	/* the copy is held whatever happens (j->watch_fd, dropped by
+	 * wclose_later): a packet socket's last close is slow, and must not
+	 * be the child's or init's.  WARDEN_NO_NET_WATCH (warden's own
+	 * environment, the caller's): a jail as on a kernel without veth,
+	 * its attempts only counted. */
+	j->watch_fd = fds[1];
+	if (jail_net_setup(fds[0], getenv("WARDEN_NO_NET_WATCH") ? -1 : fds[1], mode, &watched,
+	                   err) < 0)
 		return -1;
-	}
-	if (watched)
-		j->watch_fd = fds[1];
-	else
-		closep(&fds[1]);
+	j->watched = watched;
 	return 0;
 }
 
@@ -578,6 +582,7 @@ int jail_begin(const struct jail_spec *spec, struct jail *out, struct werr *err)
 	memset(out, 0, sizeof(*out));
 	out->pidfd = out->notify_fd = out->proxy_fd = out->sync_fd = out->slot_fd = -1;
 	out->watch_fd = -1;
+	out->watched = false;
 	out->snmp_fd = out->snmp6_fd = -1;
 	if (jail_plan(spec, &plan, err) < 0)
 		return -1;

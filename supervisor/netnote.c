@@ -43,9 +43,10 @@ void sv_net_note(const struct wpolicy *p, uint64_t n, const struct jail_net_seen
                  const char *who, const char *allow, char *buf, size_t len)
 {
 	const char *s = n == 1 ? "" : "s";
-	const char *unknown = "warden does not record where it tried to go (it never reads "
-	                      "the jail's memory); `warden policy learn --net proxy -- PROGRAM` "
-	                      "shows the hosts it asks for";
+	const char *unknown = "where it tried to go is not known: this jail had no network "
+	                      "watch (`warden doctor` says why; warden never reads the jail's "
+	                      "memory), and `warden policy learn --net proxy -- PROGRAM` shows "
+	                      "the hosts it asks for";
 	char where[1024];
 
 	buf[0] = '\0';

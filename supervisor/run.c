@@ -574,7 +574,7 @@ static void run_judge(struct run *r, struct wrun_result *res)
 	res->denied_total = r->notify.total;
 	/* the namespace's counters outlive init: its files are held open */
 	res->have_net = jail_net_unreachable(&r->jr.jl, &res->net_unreachable) == 0;
-	res->net_watch = r->jr.jl.watch_fd >= 0;
+	res->net_watch = r->jr.jl.watched;
 	jr_judge(&r->jr, &st, false, &si, 0, false, &e);
 	res->reason = e.reason;
 	res->exit_code = e.exit_code;

@@ -116,6 +116,7 @@ struct jail {
 	                     * (jail/netwatch.c), only held: its release waits
 	                     * for an RCU grace period, so it is dropped last,
 	                     * by wclose_later; or -1 */
+	bool watched;       /* the watch is there (else the socket is unused) */
 	bool ready;         /* the child reported READY (jail_finish) */
 	bool want_proxy;    /* network mode proxy: READY needs PROXY first */
 	bool landlock;      /* Landlock was applied */

@@ -702,6 +702,39 @@ except OSError as e: print(e)'
 	rm -f "$WS.json"
 }
 
+# Without the network watch (a kernel without veth; WARDEN_NO_NET_WATCH
+# makes such a jail here) a jail is as it was before it: no route at all,
+# the program fails at once, and warden counts the attempts from the
+# kernel's counters and says it cannot tell where.
+@test "run: without the network watch, attempts are only counted, and the note says where is not known" {
+	export WARDEN_NO_NET_WATCH=1
+	wrun --json "$WS.json" -- python3 -c '
+import socket
+try: socket.create_connection(("203.0.113.9", 443), timeout=2)
+except OSError as e: print("tcp", e)
+try: socket.getaddrinfo("pypi.org", 443)
+except OSError as e: print("lookup", e)
+import os; print(sorted(os.listdir("/sys/class/net")) if os.path.isdir("/sys/class/net") else "no sysfs")'
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"tcp [Errno 101] Network is unreachable"* ]]
+	[[ "$output" == *"lookup [Errno -3] Temporary failure in name resolution"* ]]
+	[[ "$output" == *"warden: the program tried to reach the network "*" times, but the network is off under profile workspace (network mode none)"* ]]
+	[[ "$output" == *"where it tried to go is not known: this jail had no network watch"* ]]
+	python3 - "$WS.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["network_tried"] == {"count": 0, "first": []}, j
+assert j["network_unreachable"] >= 2, j
+PY
+	run "$WARDEN" run --workspace "$WS" -- cat /proc/net/dev
+	echo "$output"
+	[[ "$output" != *"wd0"* ]]
+	run "$WARDEN" doctor
+	[[ "$output" =~ "network watch"\ +NO\ +"off: WARDEN_NO_NET_WATCH is set" ]]
+	rm -f "$WS.json"
+}
+
 # Issue 20 (7): unprivileged, every run printed "warning: no writable
 # cgroup".  It is said once per user and machine (a stamp in the state
 # directory), again when the situation changes, and points to warden doctor;
