@@ -187,7 +187,7 @@ bg.kill()
 # An ordinary caller cannot list it: init is non-dumpable and, never having
 # exec'd, its memory belongs to the host's user namespace, where the
 # caller has no CAP_SYS_PTRACE; that refusal is checked instead.
-@test "run: the jail's init holds none of the program's fds, only its sync socket (G35)" {
+@test "run: the jail's init holds none of the program's fds, only its sync socket and the network watch (G35)" {
 	"$WARDEN" run --quiet --workspace "$WS" --timeout 120s -- /bin/sh -c \
 		'touch ready; while [ ! -e go ]; do sleep 0.05; done' < /dev/null > "$WS.out" 2>&1 &
 	local wpid=$! init="" prog="" fds="" rc=0
@@ -200,6 +200,13 @@ bg.kill()
 	echo "program's fds: $fds"
 	if is_root; then
 		output=$(ls "/proc/$init/fd" 2>&1 | sort -n | tr '\n' ' ' || true)
+		# with the network watch (issue 20): 5 is the jail's one packet
+		# socket, 6 init's signalfd
+		local watch sig ino
+		watch=$(readlink "/proc/$init/fd/5" || true)
+		sig=$(readlink "/proc/$init/fd/6" || true)
+		ino=$(awk 'NR > 1 {print $9}' "/proc/$init/net/packet")
+		echo "init's 5: $watch, 6: $sig; the packet socket: $ino"
 	else
 		output=$(ls "/proc/$init/fd" 2>&1 || true)
 	fi
@@ -210,7 +217,9 @@ bg.kill()
 	[ "$rc" -eq 0 ]
 	[[ "$fds" == "0 1 2 "* ]]
 	if is_root; then
-		[ "$output" = "3 " ]
+		[ "$output" = "3 5 6 " ]
+		[ "$watch" = "socket:[$ino]" ]
+		[ "$sig" = "anon_inode:[signalfd]" ]
 	else
 		[[ "$output" == *"Permission denied"* ]]
 	fi
