@@ -126,6 +126,22 @@ void sj_finish_block(struct sv *sv, struct sv_jail *j, bool exited, const siginf
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
 		         "%sthe session's %s state was lost; the next block starts a fresh jail",
 		         msg[0] ? "; " : "", j->lang->name);
+	/* issue 20 (7): a block that failed while its memory limit was an
+	 * rlimit may have met that limit with nothing but the language's own
+	 * "out of memory" to say so (warden run says it too: run_report.c) */
+	if (wcg_mech(j->jr.cg, WLIM_MEMORY) == WMECH_RLIMIT && s->pol->limits.memory &&
+	    ((r.reason == WB_EXITED && r.exit_code) || r.reason == WB_SIGNALED)) {
+		char lim[32];
+
+		format_size(s->pol->limits.memory, lim, sizeof(lim));
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%smemory: the block failed "
+		         "while its memory limit (%s) was an rlimit (RLIMIT_AS, no memory cgroup "
+		         "here): if it reports running out of memory (MemoryError, ENOMEM, "
+		         "bad_alloc), that limit refused an allocation; it counts address space "
+		         "reserved, more than memory used: a profile with a larger limits.memory "
+		         "raises it, and `warden doctor` shows how to get a cgroup",
+		         msg[0] ? "; " : "", lim);
+	}
 	if (j->tail)
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
 		         "%soutput cut to the policy's limit: %" PRIu64 " bytes in all", msg[0] ? "; " : "",

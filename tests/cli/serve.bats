@@ -212,7 +212,7 @@ serve_client() {
 	serve_client deep_hide --allow-profile deephide
 }
 
-@test "serve: opened names each limit's mechanism; no memory counter gives a null peak (issue 13)" {
+@test "serve: opened names each limit's mechanism; no memory counter gives a null peak; a block failing under a memory rlimit is told (issues 13, 20)" {
 	serve_client limits
 }
 

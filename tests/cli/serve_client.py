@@ -221,6 +221,21 @@ def sc_limits(s, args):
               "peak memory with a cgroup: %s" % res)
     else:
         check(res["peak_memory_bytes"] is None, "peak memory without a counter: %s" % res)
+    # issue 20 (7): a block that fails while the memory limit (1G, the
+    # profile's) is an rlimit is told so; 8 GiB is past it.  With a cgroup
+    # the untouched allocation may even succeed: never such a note there.
+    out, err, res, _ = s.run(ev["session"], "python", "x = bytearray(8 << 30)")
+    msg = res.get("message") or ""
+    if lim["memory"] == "rlimit":
+        check("MemoryError" in out + err, "the block's own error: %r %r" % (out, err))
+        check(res.get("exit_code") not in (None, 0), "a failed block: %s" % res)
+        check("memory: the block failed while its memory limit (1G) was an rlimit "
+              "(RLIMIT_AS, no memory cgroup here)" in msg and
+              "a profile with a larger limits.memory raises it" in msg, "message: %s" % res)
+        out, err, res, _ = s.run(ev["session"], "python", "print(1)")
+        check("memory" not in (res.get("message") or ""), "a block that did not fail: %s" % res)
+    else:
+        check("RLIMIT_AS" not in msg, "a cgroup's limit is no rlimit: %s" % res)
 
 
 def sc_net_off(s, args):
