@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <string.h>
 
 #include "sv.h"
+#include "warden/netallow.h"
 
 /* The jail has /etc/resolv.conf when the policy binds it (or /etc). */
 static bool has_resolv_conf(const struct wpolicy *p)
@@ -39,9 +41,56 @@ static void places(const struct jail_net_seen *seen, char *buf, size_t len)
 	}
 }
 
-void sv_net_note(const struct wpolicy *p, uint64_t n, const struct jail_net_seen *seen,
-                 const char *who, const char *allow, char *buf, size_t len)
+/* allow, with its "--allow HOST" made the places a proxy could let the
+ * program reach: the names it looked up, else the public addresses it
+ * went to (never a loopback, private or other special one: G114 would
+ * refuse it by name, and suggesting it by number would open the host). */
+static void concrete_allow(const char *allow, const struct jail_net_seen *seen, char *buf,
+                           size_t len)
 {
+	const char *h = strstr(allow, "--allow HOST");
+	char hosts[600] = "";
+	int shown = 0;
+
+	for (int pass = 0; pass < 2 && !shown; pass++)
+		for (uint32_t i = 0; i < seen->kept && shown < 3; i++) {
+			const struct jail_net_try *t = &seen->t[i];
+			struct sockaddr_storage ss = { 0 };
+			char a[INET6_ADDRSTRLEN], one[300];
+			size_t l = strlen(hosts);
+
+			if (pass == 0 && !t->name[0])
+				continue;
+			if (pass == 0) {
+				snprintf(one, sizeof(one), "%s", t->name);
+			} else {
+				ss.ss_family = t->family;
+				if (t->family == AF_INET)
+					memcpy(&((struct sockaddr_in *)&ss)->sin_addr, t->addr, 4);
+				else
+					memcpy(&((struct sockaddr_in6 *)&ss)->sin6_addr, t->addr, 16);
+				if (wnet_addr_special((struct sockaddr *)&ss))
+					continue;
+				inet_ntop(t->family, t->addr, a, sizeof(a));
+				snprintf(one, sizeof(one), t->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a,
+				         (unsigned)t->port);
+			}
+			if (strstr(hosts, one))
+				continue;
+			snprintf(hosts + l, sizeof(hosts) - l, "%s--allow %s", shown ? " " : "", one);
+			shown++;
+		}
+	if (!h || !shown) {
+		snprintf(buf, len, "%s", allow);
+		return;
+	}
+	snprintf(buf, len, "%.*s%s%s", (int)(h - allow), allow, hosts, h + strlen("--allow HOST"));
+}
+
+void sv_net_note(const struct wpolicy *p, uint64_t n, const struct jail_net_seen *seen,
+                 const char *who, const char *allow_in, char *buf, size_t len)
+{
+	char allow[1024];
 	const char *s = n == 1 ? "" : "s";
 	const char *unknown = "where it tried to go is not known: this jail had no network "
 	                      "watch (`warden doctor` says why; warden never reads the jail's "
@@ -53,20 +102,24 @@ void sv_net_note(const struct wpolicy *p, uint64_t n, const struct jail_net_seen
 	if (seen && seen->n) {
 		/* where it went, from the packets that left for there */
 		places(seen, where, sizeof(where));
+		concrete_allow(allow_in, seen, allow, sizeof(allow));
 		switch (p->net) {
 		case WNET_NONE:
 			snprintf(buf, len, "%s tried to reach %s, but the network is off under profile "
 			         "%s (network mode none): %s lets it out", who, where, p->name, allow);
 			break;
 		case WNET_LOOPBACK:
+			concrete_allow("--net proxy --allow HOST", seen, allow, sizeof(allow));
 			snprintf(buf, len, "%s tried to reach %s, but only the jail's own 127.0.0.1 is "
-			         "there (network mode loopback): --net proxy --allow HOST lets it out "
-			         "through warden's proxy", who, where);
+			         "there (network mode loopback): %s lets it out through warden's proxy",
+			         who, where, allow);
 			break;
 		case WNET_PROXY:
+			concrete_allow("--allow HOST", seen, allow, sizeof(allow));
 			snprintf(buf, len, "%s tried to reach %s past warden's proxy, the only way out "
 			         "under network mode proxy: the program must use the proxy the jail's "
-			         "HTTP_PROXY and HTTPS_PROXY name (--allow HOST for each host)", who, where);
+			         "HTTP_PROXY and HTTPS_PROXY name (%s%s)", who, where, allow,
+			         strstr(allow, "HOST") ? " for each host" : " to let it through");
 			break;
 		}
 		return;
@@ -77,7 +130,7 @@ void sv_net_note(const struct wpolicy *p, uint64_t n, const struct jail_net_seen
 	case WNET_NONE:
 		snprintf(buf, len, "%s tried to reach the network %" PRIu64 " time%s, but the "
 		         "network is off under profile %s (network mode none): %s lets it out. %s; "
-		         "a name lookup goes to %s", who, n, s, p->name, allow, unknown,
+		         "a name lookup goes to %s", who, n, s, p->name, allow_in, unknown,
 		         has_resolv_conf(p) ? "the name servers of the host's /etc/resolv.conf, "
 		         "which it cannot reach" : "127.0.0.1:53 here (the jail has no "
 		         "/etc/resolv.conf), where nothing answers");

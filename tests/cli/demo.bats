@@ -15,7 +15,7 @@ load ../helpers
 	# Issue 20 (4): the chat's block that tried to connect is told, in chat,
 	# that the network is off and what lets it out (and so is the model)
 	# and where it tried: seen by the jail's init in the packet itself
-	[[ "$output" == *"the block tried to reach 1.1.1.1 port 443, but the network is off under profile workspace (network mode none): --sandbox-profile network (or %profile network), or --net proxy --allow HOST, lets it out"* ]]
+	[[ "$output" == *"the block tried to reach 1.1.1.1 port 443, but the network is off under profile workspace (network mode none): --sandbox-profile network (or %profile network), or --net proxy --allow 1.1.1.1:443, lets it out"* ]]
 	# Issue 20 (10): as root the jail's uid 0 read like a failure; the demo
 	# says what it is on the host (never 0: SECURITY.md G30)
 	[[ "$output" == *"inside the jail: uid "* ]]
