@@ -368,6 +368,8 @@ except OSError as e:
 	[[ "$output" == *"after the flood: [Errno 101] Network is unreachable"* ]]
 	[[ "$output" == *"lookup: [Errno -3] Temporary failure in name resolution"* ]]
 	[[ "$output" == *"warden: the program tried to reach 10.0.0.1 port 9 (UDP), 10.0.1.1 port 9 (UDP), "*" more places, but the network is off"* ]]
+	# private addresses are never suggested as --allow entries
+	[[ "$output" == *"--profile network, or --net proxy --allow HOST, lets it out"* ]]
 	python3 - "$WS.json" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1]))["network_tried"]
