@@ -107,11 +107,13 @@ def jail_inits(pid):
 
 def driver_waits(init):
     """True when the jail's driver has started and waits for a block on its
-    control socket (its wchan); None when wchan cannot be read."""
+    control socket (its wchan), or is stopped between blocks (a session's
+    jail is frozen after each block: do_signal_stop); None when wchan
+    cannot be read."""
     for k in children(init):
         try:
             with open("/proc/%d/wchan" % k) as f:
-                if f.read().strip() == "unix_stream_read_generic":
+                if f.read().strip() in ("unix_stream_read_generic", "do_signal_stop"):
                     return True
         except OSError:
             return None

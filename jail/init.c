@@ -239,8 +239,10 @@ static __attribute__((noreturn)) void finish(int sync, int status)
  * gives the same sender facts sigwaitinfo does (code, pid). */
 static int next_signal(const sigset_t *all, bool watch, int sync, siginfo_t *si)
 {
-	struct pollfd pf[2] = { { .fd = JAIL_WATCH_SIG_FD, .events = POLLIN },
-	                        { .fd = JAIL_WATCH_FD, .events = POLLIN } };
+	/* static: a watch that broke (POLLNVAL, POLLHUP) stays out of the
+	 * poll, which would otherwise return at once, forever */
+	static struct pollfd pf[2] = { { .fd = JAIL_WATCH_SIG_FD, .events = POLLIN },
+	                               { .fd = JAIL_WATCH_FD, .events = POLLIN } };
 	struct signalfd_siginfo ss;
 
 	if (!watch)
@@ -253,8 +255,13 @@ static int next_signal(const sigset_t *all, bool watch, int sync, siginfo_t *si)
 			si->si_pid = (pid_t)ss.ssi_pid;
 			return (int)ss.ssi_signo;
 		}
-		if (poll(pf, 2, -1) > 0 && (pf[1].revents & POLLIN))
+		if (poll(pf, 2, -1) <= 0)
+			continue;
+		/* a pending socket error is read (and cleared) like a packet */
+		if (pf[1].revents & (POLLIN | POLLERR))
 			jail_watch_read(JAIL_WATCH_FD, sync);
+		if (pf[1].revents & (POLLNVAL | POLLHUP))
+			pf[1].fd = -1;
 	}
 }
 
