@@ -1,5 +1,6 @@
 /* The limits report of the OPENED reply: see limrep.h. */
 #include <json-c/json.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "warden/cgroup.h"
@@ -57,4 +58,29 @@ char *jail_report_json(const struct wpolicy *p, const char *ws)
 	                                              JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 	return s;
+}
+
+void sv_memory_note(const struct wpolicy *p, struct wcg *cg, bool failed, const char *who,
+                    const char *how, const uint64_t *peak, const char *raise, char *buf,
+                    size_t len)
+{
+	char lim[32], used[32];
+
+	buf[0] = '\0';
+	if (!failed || !p->limits.memory || wcg_mech(cg, WLIM_MEMORY) != WMECH_RLIMIT)
+		return;
+	format_size(p->limits.memory, lim, sizeof(lim));
+	if (peak && *peak >= p->limits.memory / 2) {
+		format_size(*peak, used, sizeof(used));
+		snprintf(buf, len, "memory: %s failed%s after its largest process used %s of the %s "
+		         "its memory limit allows: it most likely ran out.  The limit is an rlimit "
+		         "here (RLIMIT_AS, no memory cgroup), which counts address space reserved, "
+		         "more than memory used: %s; `warden doctor` shows how to get a cgroup", who,
+		         how, used, lim, raise);
+		return;
+	}
+	snprintf(buf, len, "memory: %s failed%s while its memory limit (%s) was an rlimit "
+	         "(RLIMIT_AS, no memory cgroup here): if it reports running out of memory "
+	         "(MemoryError, ENOMEM, bad_alloc), that limit refused an allocation; it counts "
+	         "address space reserved, more than memory used: %s", who, how, lim, raise);
 }

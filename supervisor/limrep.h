@@ -4,6 +4,9 @@
 #define WARDEN_SV_LIMREP_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "warden/cgroup.h"
 #include "warden/policy.h"
@@ -24,5 +27,15 @@ json_object *limits_mech_object(const struct wpolicy *p, const enum wmech mech[W
 /* OPENED's jail JSON (include/warden/proto.h), malloc'd:
  * {"policy_source":...,"landlock_abi":N}. */
 char *jail_report_json(const struct wpolicy *p, const char *ws);
+
+/* The note for a run or block that failed (failed) while its memory limit
+ * was an rlimit (no memory cgroup), into buf ("" otherwise): nothing
+ * tells an allocation RLIMIT_AS refused from the program's own choice, so
+ * it says what is known, more firmly when peak (the largest process's,
+ * NULL: unknown) used half the limit or more.  who: "the program"; how:
+ * " (exit 1)" or ""; raise: what raises the limit, for this front-end. */
+void sv_memory_note(const struct wpolicy *p, struct wcg *cg, bool failed, const char *who,
+                    const char *how, const uint64_t *peak, const char *raise, char *buf,
+                    size_t len);
 
 #endif

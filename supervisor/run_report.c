@@ -72,28 +72,15 @@ json_object *strv_json(char *const *v)
  * are not read: they are the jail's. */
 static void memory_rlimit_note(const struct run *r, const struct wrun_result *res)
 {
-	const struct wpolicy *pol = r->pol;
-	char lim[32], used[32], how[32];
+	char how[32], note[1024];
 
-	if (wcg_mech(r->jr.cg, WLIM_MEMORY) != WMECH_RLIMIT || !pol->limits.memory ||
-	    !((res->reason == WB_EXITED && res->exit_code) || res->reason == WB_SIGNALED))
-		return;
-	format_size(pol->limits.memory, lim, sizeof(lim));
-	format_size(res->peak_memory, used, sizeof(used));
-	snprintf(how, sizeof(how), res->signal ? "signal %d" : "exit %d",
+	snprintf(how, sizeof(how), res->signal ? " (signal %d)" : " (exit %d)",
 	         res->signal ? res->signal : res->exit_code);
-	if (res->peak_memory >= pol->limits.memory / 2)
-		wlog_info("memory: the program failed (%s) after its largest process used %s of "
-		          "the %s its memory limit allows: it most likely ran out.  The limit is an "
-		          "rlimit here (RLIMIT_AS, no memory cgroup), which counts address space "
-		          "reserved, more than memory used: --memory raises it; `warden doctor` "
-		          "shows how to get a cgroup", how, used, lim);
-	else
-		wlog_info("memory: the program failed (%s) while its memory limit (%s) was an "
-		          "rlimit (RLIMIT_AS, no memory cgroup here): if it reports running out "
-		          "of memory (MemoryError, ENOMEM, bad_alloc), that limit refused an "
-		          "allocation; it counts address space reserved, more than memory used: "
-		          "--memory raises it", how, lim);
+	sv_memory_note(r->pol, r->jr.cg, (res->reason == WB_EXITED && res->exit_code) ||
+	               res->reason == WB_SIGNALED, "the program", how, &res->peak_memory,
+	               "--memory raises it", note, sizeof(note));
+	if (note[0])
+		wlog_info("%s", note);
 }
 
 /* The summary (--json), run_end in the audit log, and the lines on stderr. */

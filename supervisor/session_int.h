@@ -72,6 +72,10 @@ struct sv_jail *sj_spawn(struct sv *sv, const struct sv_sess *tmpl, const struct
 int sj_attach(struct sv *sv, struct sv_jail *j, struct sv_sess *s, struct werr *err);
 void sj_start_failed(struct sv *sv, struct sv_jail *j, const struct werr *e);
 void sj_fail_block(struct sv *sv, struct sv_sess *s, uint32_t block, const char *why);
+/* supervisor/sjail_msg.c: what a block's result says of its end (limits,
+ * lost state, a memory rlimit, cut output), into msg. */
+void sj_block_words(const struct sv_jail *j, const struct wresult *r, bool exited, char *msg,
+                    size_t len);
 void sj_finish_block(struct sv *sv, struct sv_jail *j, bool exited, const siginfo_t *si,
                      int status);
 int sj_freeze(struct sv_jail *j);

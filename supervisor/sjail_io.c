@@ -21,6 +21,7 @@
 #include "session.h"
 #include "session_int.h"
 #include "jailrun.h"
+#include "limrep.h"
 #include "sv.h"
 #include "warden/filter.h"
 #include "warden/jail.h"
@@ -89,63 +90,8 @@ void sj_finish_block(struct sv *sv, struct sv_jail *j, bool exited, const siginf
 		/* the wire's exit_code: a shell's 124 on timeout, as `warden run` exits */
 		r.exit_code = e.reason == WB_TIMEOUT ? e.exit_status : e.exit_code;
 	}
-	switch (r.reason) {
-	case WB_TIMEOUT: {
-		char d[32];
-		format_duration_ms(s->pol->limits.wall_ms, d, sizeof(d));
-		snprintf(msg, sizeof(msg), "stopped: the %s wall-time limit was reached", d);
-		break;
-	}
-	case WB_CPU_TIME:
-		snprintf(msg, sizeof(msg), "stopped: the cpu-time limit was reached");
-		break;
-	case WB_OOM:
-		snprintf(msg, sizeof(msg), "stopped: out of memory (the policy's memory limit)");
-		break;
-	case WB_PIDS:
-		snprintf(msg, sizeof(msg), "the process limit (%" PRIu64 ") was reached", s->pol->limits.pids);
-		break;
-	case WB_INTERRUPTED:
-		snprintf(msg, sizeof(msg), "interrupted");
-		break;
-	case WB_ERROR:
-		if (j->sweep_late)
-			snprintf(msg, sizeof(msg), "the jail's init did not confirm within %d s that the "
-			         "block's processes were gone, so the jail was ended (is the machine "
-			         "overloaded?)", SWEEP_MAX_MS / 1000);
-		else
-			snprintf(msg, sizeof(msg), "the %s driver broke the control protocol",
-			         j->lang->name);
-		break;
-	default:
-		if (exited)
-			snprintf(msg, sizeof(msg), "the %s interpreter ended", j->lang->name);
-		break;
-	}
-	if (exited && !s->oneshot)
-		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
-		         "%sthe session's %s state was lost; the next block starts a fresh jail",
-		         msg[0] ? "; " : "", j->lang->name);
-	/* issue 20 (7): a block that failed while its memory limit was an
-	 * rlimit may have met that limit with nothing but the language's own
-	 * "out of memory" to say so (warden run says it too: run_report.c) */
-	if (wcg_mech(j->jr.cg, WLIM_MEMORY) == WMECH_RLIMIT && s->pol->limits.memory &&
-	    ((r.reason == WB_EXITED && r.exit_code) || r.reason == WB_SIGNALED)) {
-		char lim[32];
-
-		format_size(s->pol->limits.memory, lim, sizeof(lim));
-		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%smemory: the block failed "
-		         "while its memory limit (%s) was an rlimit (RLIMIT_AS, no memory cgroup "
-		         "here): if it reports running out of memory (MemoryError, ENOMEM, "
-		         "bad_alloc), that limit refused an allocation; it counts address space "
-		         "reserved, more than memory used: a profile with a larger limits.memory "
-		         "raises it, and `warden doctor` shows how to get a cgroup",
-		         msg[0] ? "; " : "", lim);
-	}
-	if (j->tail)
-		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
-		         "%soutput cut to the policy's limit: %" PRIu64 " bytes in all", msg[0] ? "; " : "",
-		         j->out_total);
+	/* what else warden knows of the block's end (supervisor/sjail_msg.c) */
+	sj_block_words(j, &r, exited, msg, sizeof(msg));
 	/* tried the network and found no route: the kernel's count */
 	have_net = jail_net_unreachable(&j->jr.jl, &net) == 0 && net >= j->net0;
 	jail_net_take(&j->jr.jl);   /* init's reports queued before its exit */
