@@ -207,7 +207,7 @@ static __attribute__((noreturn)) void jail_child(const struct jail_spec *spec,
 	char go;
 	int notify_fd = -1;
 	int abi = 0;
-	int watch[2] = { -1, -1 };   /* step 5c: the watch's socket, init's signalfd */
+	int watch[2] = { -1, -1 };   /* step 5: the watch's socket, init's signalfd */
 
 	/* If warden dies, so does the jail (and with pid 1, its namespace).
 	 * The parent may already be gone: then "go" never comes (EOF). */

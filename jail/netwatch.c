@@ -1,4 +1,4 @@
-/* Step 5c: where a jail tried to go (issue 20).  The jail's network
+/* Step 5: lo, and where a jail tried to go (issue 20).  The jail's network
  * namespace has no way out in any mode; this step gives the kernel a place
  * to send what a program sends off the jail anyway, so that the jail's init
  * can see where it was going and answer at once with the same "Network is
@@ -103,33 +103,48 @@ static int make_pair(struct nl_sock *sk)
 	return r;
 }
 
-/* Bring link ifindex up with flags.  Before that, while it is down: no
- * IPv6 link-local address on either end (one would be a local address a
- * jailed program could reach), and on wd0 route_localnet, so packets to
- * 127/8 may leave through it (mode none's resolver; in the other modes lo
- * has 127/8).  wd0 also goes without ARP: its neighbours are itself,
- * frames go out with its own address, and only wd1 gets them. */
-static int link_up(struct nl_sock *sk, int ifindex, const char *name, unsigned flags)
+/* Apply change to link ifindex (named name). */
+static int link_set(struct nl_sock *sk, int ifindex, const char *name, struct rtnl_link *change)
 {
-	struct rtnl_link *l = rtnl_link_alloc(), *conf = rtnl_link_alloc(),
-	                 *up = rtnl_link_alloc();
+	struct rtnl_link *l = rtnl_link_alloc();
 	int r = -NLE_NOMEM;
 
-	if (l && conf && up) {
+	if (l && change) {
 		rtnl_link_set_ifindex(l, ifindex);
 		rtnl_link_set_name(l, name);
-		rtnl_link_set_flags(up, flags);
-		r = rtnl_link_inet6_set_addr_gen_mode(conf, IN6_ADDR_GEN_MODE_NONE);
+		r = rtnl_link_change(sk, l, change, 0);
+	}
+	rtnl_link_put(l);
+	return r;
+}
+
+/* Bring link ifindex up with flags (lo, in a new namespace, is always
+ * ifindex 1: it is registered first).  Before that, for the pair, while it
+ * is down: no IPv6 link-local address on either end (one would be a local
+ * address a jailed program could reach), and on wd0 route_localnet, so
+ * packets to 127/8 may leave through it (mode none's resolver; in the
+ * other modes lo has 127/8).  wd0 also goes without ARP: its neighbours
+ * are itself, frames go out with its own address, and only wd1 gets them. */
+static int link_up(struct nl_sock *sk, int ifindex, const char *name, unsigned flags)
+{
+	struct rtnl_link *conf = NULL, *up = rtnl_link_alloc();
+	int r = 0;
+
+	if (ifindex != LO) {
+		r = (conf = rtnl_link_alloc()) ? 0 : -NLE_NOMEM;
+		if (r >= 0)
+			r = rtnl_link_inet6_set_addr_gen_mode(conf, IN6_ADDR_GEN_MODE_NONE);
 		if (r >= 0 && ifindex == WD0)
 			r = rtnl_link_inet_set_conf(conf, IPV4_DEVCONF_ROUTE_LOCALNET, 1);
 		if (r >= 0)
-			r = rtnl_link_change(sk, l, conf, 0);
-		if (r >= 0)
-			r = rtnl_link_change(sk, l, up, 0);
+			r = link_set(sk, ifindex, name, conf);
 	}
+	if (up)
+		rtnl_link_set_flags(up, flags);
+	if (r >= 0)
+		r = link_set(sk, ifindex, name, up);
 	rtnl_link_put(up);
 	rtnl_link_put(conf);
-	rtnl_link_put(l);
 	return r;
 }
 
@@ -192,21 +207,30 @@ out:
 }
 
 /* A rule of family at prio: to table, for what the jail sends when lo is
- * set (iif lo: every locally made packet), else for everything.  del:
- * remove that rule instead. */
-static int rule(struct nl_sock *sk, bool del, int family, int prio, bool lo, int table)
+ * set (iif lo: every locally made packet), else for everything. */
+static struct rtnl_rule *rule_new(int family, int prio, bool lo, int table)
 {
 	struct rtnl_rule *ru = rtnl_rule_alloc();
-	int r;
 
 	if (!ru)
-		return -NLE_NOMEM;
+		return NULL;
 	rtnl_rule_set_family(ru, family);
 	rtnl_rule_set_prio(ru, (uint32_t)prio);
 	rtnl_rule_set_table(ru, (uint32_t)table);
 	rtnl_rule_set_action(ru, FR_ACT_TO_TBL);
 	if (lo)
 		rtnl_rule_set_iif(ru, "lo");
+	return ru;
+}
+
+/* Add that rule, or (del) remove it. */
+static int rule(struct nl_sock *sk, bool del, int family, int prio, bool lo, int table)
+{
+	struct rtnl_rule *ru = rule_new(family, prio, lo, table);
+	int r;
+
+	if (!ru)
+		return -NLE_NOMEM;
 	r = del ? rtnl_rule_delete(sk, ru, 0) : rtnl_rule_add(sk, ru, NLM_F_CREATE | NLM_F_EXCL);
 	rtnl_rule_put(ru);
 	return r;
@@ -244,13 +268,8 @@ static void dns_rule(struct nl_sock *sk)
 	struct rtnl_rule *ru;
 
 	if (route(sk, AF_INET, DNS_TABLE, RTN_UNICAST, lo4net, 8, WD0, v4_addr) < 0 ||
-	    !(ru = rtnl_rule_alloc()))
+	    !(ru = rule_new(AF_INET, 1, true, DNS_TABLE)))
 		return;
-	rtnl_rule_set_family(ru, AF_INET);
-	rtnl_rule_set_prio(ru, 1);
-	rtnl_rule_set_table(ru, DNS_TABLE);
-	rtnl_rule_set_action(ru, FR_ACT_TO_TBL);
-	rtnl_rule_set_iif(ru, "lo");
 	rtnl_rule_set_ipproto(ru, IPPROTO_UDP);
 	rtnl_rule_set_dport(ru, 53);
 	(void)rtnl_rule_add(sk, ru, NLM_F_CREATE | NLM_F_EXCL);
@@ -287,7 +306,7 @@ static const struct sock_filter watch_prog[] = {
 /* The packet socket for wd1, filtered, close-on-exec, not bound yet (wd1
  * does not exist yet): init's and no one else's (the program's execve
  * closes it). */
-static int watch_socket(struct werr *err)
+static int watch_socket(void)
 {
 	struct sock_fprog prog = { .len = sizeof(watch_prog) / sizeof(watch_prog[0]),
 	                           .filter = (struct sock_filter *)watch_prog };
@@ -296,12 +315,9 @@ static int watch_socket(struct werr *err)
 	/* protocol 0: nothing is queued before the bind, and the filter is
 	 * there before it */
 	fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return werr_set(err, errno, "creating the network watch's packet socket");
-	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one)) < 0 ||
-	    setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0) {
-		werr_set(err, errno, "setting up the network watch's packet socket");
+	if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0 ||
+	                setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one)) < 0 ||
+	                setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0)) {
 		close(fd);
 		return -1;
 	}
@@ -310,32 +326,11 @@ static int watch_socket(struct werr *err)
 
 int jail_net_socks(int *nl, int *pk, struct werr *err)
 {
-	struct werr ignored = { 0 };
-
 	*nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (*nl < 0)
 		return werr_set(err, errno, "creating the jail's netlink socket");
-	*pk = watch_socket(&ignored);   /* none: no watch, the jail runs as before */
+	*pk = watch_socket();   /* none: no watch, the jail runs as before */
 	return 0;
-}
-
-/* lo up (modes loopback and proxy): 127.0.0.1 and ::1 come with it.  In a
- * new network namespace lo is always ifindex 1 (it is registered first);
- * naming it directly saves an RTM_GETLINK round trip. */
-static int lo_up(struct nl_sock *sk, struct werr *err)
-{
-	struct rtnl_link *lo = rtnl_link_alloc(), *change = rtnl_link_alloc();
-	int r = -NLE_NOMEM;
-
-	if (lo && change) {
-		rtnl_link_set_ifindex(lo, LO);
-		rtnl_link_set_name(lo, "lo");
-		rtnl_link_set_flags(change, IFF_UP);
-		r = rtnl_link_change(sk, lo, change, 0);
-	}
-	rtnl_link_put(change);
-	rtnl_link_put(lo);
-	return r < 0 ? werr_set(err, 0, "bringing lo up: %s", nl_geterror(r)) : 0;
 }
 
 /* The watch: the pair, pk bound to wd1, addresses, routes, rules.  -1
@@ -347,30 +342,27 @@ static int watch(struct nl_sock *sk, int pk, enum wnet_mode mode)
 	                          .sll_ifindex = WD1 };
 	bool six, ruled4 = false, ruled6 = false;
 	struct rtnl_link *l;
-	int r;
 
-	if ((r = make_pair(sk)) < 0)
+	if (make_pair(sk) < 0)
 		return -1;
-	if ((r = link_up(sk, WD0, "wd0", IFF_UP | IFF_NOARP)) < 0 ||
-	    (r = link_up(sk, WD1, "wd1", IFF_UP)) < 0 ||
-	    (r = bind(pk, (struct sockaddr *)&ll, sizeof(ll))) < 0)
+	if (link_up(sk, WD0, "wd0", IFF_UP | IFF_NOARP) < 0 || link_up(sk, WD1, "wd1", IFF_UP) < 0 ||
+	    bind(pk, (struct sockaddr *)&ll, sizeof(ll)) < 0)
 		goto undo;
 	six = add_addr(sk, AF_INET6, v6_addr, 128) >= 0;   /* IPv6 may be off */
-	if ((r = add_addr(sk, AF_INET, v4_addr, 32)) < 0 ||
-	    (mode == WNET_NONE && (r = add_addr(sk, AF_INET, lo4, 8)) < 0) ||
-	    (r = route(sk, AF_INET, RT_TABLE_MAIN, RTN_UNICAST, NULL, 0, WD0, v4_addr)) < 0 ||
-	    (six && (r = route(sk, AF_INET6, RT_TABLE_MAIN, RTN_UNICAST, NULL, 0, WD0,
-	                       v6_addr)) < 0) ||
+	if (add_addr(sk, AF_INET, v4_addr, 32) < 0 ||
+	    (mode == WNET_NONE && add_addr(sk, AF_INET, lo4, 8) < 0) ||
+	    route(sk, AF_INET, RT_TABLE_MAIN, RTN_UNICAST, NULL, 0, WD0, v4_addr) < 0 ||
+	    (six && route(sk, AF_INET6, RT_TABLE_MAIN, RTN_UNICAST, NULL, 0, WD0, v6_addr) < 0) ||
 	    /* ::1 never leaves lo in IPv6: under none it finds no route
 	     * (counted); elsewhere it is lo's, like 127/8 */
 	    (mode == WNET_NONE && six &&
-	     (r = route(sk, AF_INET6, RT_TABLE_MAIN, RTN_THROW, lo6, 128, 0, NULL)) < 0) ||
+	     route(sk, AF_INET6, RT_TABLE_MAIN, RTN_THROW, lo6, 128, 0, NULL) < 0) ||
 	    (mode != WNET_NONE &&
-	     (r = route(sk, AF_INET, RT_TABLE_MAIN, RTN_LOCAL, lo4net, 8, LO, NULL)) < 0) ||
+	     route(sk, AF_INET, RT_TABLE_MAIN, RTN_LOCAL, lo4net, 8, LO, NULL) < 0) ||
 	    (mode != WNET_NONE && six &&
-	     (r = route(sk, AF_INET6, RT_TABLE_MAIN, RTN_LOCAL, lo6, 128, LO, NULL)) < 0) ||
-	    (ruled4 = true, (r = rules(sk, AF_INET)) < 0) ||
-	    (six && (ruled6 = true, (r = rules(sk, AF_INET6)) < 0)))
+	     route(sk, AF_INET6, RT_TABLE_MAIN, RTN_LOCAL, lo6, 128, LO, NULL) < 0) ||
+	    (ruled4 = true, rules(sk, AF_INET) < 0) ||
+	    (six && (ruled6 = true, rules(sk, AF_INET6) < 0)))
 		goto undo;
 	if (mode != WNET_NONE)
 		dns_rule(sk);
@@ -403,9 +395,12 @@ int jail_net_setup(int nl, int pk, enum wnet_mode mode, bool *watched, struct we
 		nl_socket_free(sk);
 		return werr_set(err, 0, "the jail's netlink socket: %s", nl_geterror(r));
 	}
-	r = mode != WNET_NONE ? lo_up(sk, err) : 0;
-	if (r == 0 && pk >= 0)
-		*watched = watch(sk, pk, mode) == 0;
-	nl_socket_free(sk);   /* closes nl */
-	return r;
+	/* lo up (modes loopback and proxy): 127.0.0.1 and ::1 come with it */
+	if (mode != WNET_NONE && (r = link_up(sk, LO, "lo", IFF_UP)) < 0) {
+		nl_socket_free(sk);   /* closes nl */
+		return werr_set(err, 0, "bringing lo up: %s", nl_geterror(r));
+	}
+	*watched = pk >= 0 && watch(sk, pk, mode) == 0;
+	nl_socket_free(sk);
+	return 0;
 }
