@@ -21,6 +21,7 @@
  * socket drops it; init never waits on the supervisor). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 #include <sys/socket.h>
 
 #include "jail_impl.h"
+#include "warden/dnsq.h"
 
 #define JAIL_SEEN_MAX 64
 
@@ -43,40 +45,6 @@ static void put16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)(v >> 8);
 	p[1] = (uint8_t)v;
-}
-
-static bool name_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '-' || c == '_';
-}
-
-/* The first question of a DNS query (q, n bytes from its header) as
- * "a.b.c", or -1: a response, no question, a compressed or malformed name,
- * a character outside name_char. */
-static int dns_qname(const uint8_t *q, size_t n, char *name, size_t cap)
-{
-	size_t i = 12, o = 0;
-
-	if (n < 12 + 5 || (q[2] & 0x80) || get16(q + 4) == 0)
-		return -1;
-	while (i < n && q[i]) {
-		size_t l = q[i++];
-
-		if (l > 63 || i + l >= n || o + l + 1 >= cap || o + l + 1 > 254)
-			return -1;
-		if (o)
-			name[o++] = '.';
-		for (size_t k = 0; k < l; k++, i++) {
-			if (!name_char((char)q[i]))
-				return -1;
-			name[o++] = (char)q[i];
-		}
-	}
-	if (i + 5 > n || !o)
-		return -1;
-	name[o] = '\0';
-	return (int)(i + 5);   /* the question's end: name, type, class */
 }
 
 int jail_watch_parse(const uint8_t *p, size_t n, struct jail_net_try *t, size_t *l4)
@@ -103,7 +71,7 @@ int jail_watch_parse(const uint8_t *p, size_t n, struct jail_net_try *t, size_t 
 		return -1;
 	t->port = get16(p + off + 2);
 	if (t->proto == IPPROTO_UDP && t->port == 53 &&
-	    dns_qname(p + off + 8, n - off - 8, t->name, sizeof(t->name)) < 0)
+	    wdns_query_name(p + off + 8, n - off - 8, t->name, sizeof(t->name)) < 0)
 		t->name[0] = '\0';
 	*l4 = off;
 	return 0;
@@ -167,7 +135,7 @@ size_t jail_watch_answer(const uint8_t *p, size_t n, const struct jail_net_try *
 		/* REFUSED: the query's header and question, flags QR RD RA */
 		const uint8_t *q = p + l4 + 8;
 		char name[256];
-		int qend = dns_qname(q, n - l4 - 8, name, sizeof(name));
+		int qend = wdns_query_name(q, n - l4 - 8, name, sizeof(name));
 
 		if (qend < 0 || h + 8 + (size_t)qend > cap)
 			return 0;
@@ -252,7 +220,7 @@ void jail_watch_read(int watch, int sync)
 		report_new(sync, &t);
 		if ((m = jail_watch_answer(pkt, (size_t)n, &t, l4, out, sizeof(out))) > 0) {
 			/* back to wd0, at the address the packet came from */
-			from.sll_protocol = htons(t.family == AF_INET ? 0x0800 : 0x86dd);
+			from.sll_protocol = htons(t.family == AF_INET ? ETH_P_IP : ETH_P_IPV6);
 			(void)sendto(watch, out, m, MSG_DONTWAIT, (struct sockaddr *)&from, fl);
 		}
 	}
@@ -271,7 +239,7 @@ bool jail_net_try_ok(const struct jail_net_try *t)
 	    (t->proto != IPPROTO_TCP && t->proto != IPPROTO_UDP) || l > 253)
 		return false;
 	for (size_t i = 0; i < l; i++)
-		if (!name_char(t->name[i]) && t->name[i] != '.')
+		if (!wdns_host_char(t->name[i]) && t->name[i] != '.')
 			return false;
 	return true;
 }

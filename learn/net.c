@@ -1,54 +1,19 @@
 /* What the learner reads from a network call (include/warden/learn.h): the
  * address a socket was connected or sent to, and the name in a DNS query.
- * Both come from the jailed program's memory: every length is bounded,
- * nothing is followed (no compression pointer), and the result is text
- * checked character by character (tests/fuzz/fuzz_learn_dns.c). */
+ * Both come from the jailed program's memory: the name is read by the one
+ * DNS query parser (common/dnsq.c), the address by its family's size. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/un.h>
 
+#include "warden/dnsq.h"
 #include "warden/learn.h"
 
 int wl_dns_query_name(const uint8_t *msg, size_t len, char *name, size_t cap)
 {
-	size_t off = 12, out = 0;
-	unsigned labels = 0;
-
-	if (cap < 256 || len < 12 + 5)
-		return -1;
-	/* a query (QR 0, opcode 0) with one question */
-	if ((msg[2] & 0xf8) != 0 || msg[4] != 0 || msg[5] != 1)
-		return -1;
-	for (;;) {
-		size_t n;
-
-		if (off >= len)
-			return -1;
-		n = msg[off++];
-		if (n == 0)
-			break;
-		if (n > 63 || off + n > len || out + n + 1 >= 254 || ++labels > 127)
-			return -1;   /* a pointer (0xc0), or longer than a name may be */
-		if (out)
-			name[out++] = '.';
-		for (size_t i = 0; i < n; i++) {
-			unsigned char ch = msg[off + i];
-
-			if (ch >= 'A' && ch <= 'Z')
-				ch = (unsigned char)(ch - 'A' + 'a');
-			if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' ||
-			      ch == '_'))
-				return -1;   /* not a host name: nothing to propose */
-			name[out++] = (char)ch;
-		}
-		off += n;
-	}
-	if (!out || off + 4 > len)
-		return -1;   /* the root, or no type and class */
-	name[out] = '\0';
-	return 0;
+	return wdns_query_name(msg, len, name, cap) < 0 ? -1 : 0;
 }
 
 int wl_sockaddr_str(const struct sockaddr *sa, size_t len, char *out, size_t cap, uint16_t *port)

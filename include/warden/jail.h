@@ -88,8 +88,9 @@ struct jail_net_try {
 	uint8_t proto;       /* IPPROTO_TCP or IPPROTO_UDP */
 	uint16_t port;       /* host order */
 	uint8_t addr[16];    /* the first 4 for AF_INET */
-	char name[256];      /* the name a DNS query asked for, or "": letters,
-	                      * digits, '-', '_' and dots, at most 253 */
+	char name[256];      /* the name a DNS query asked for, or "": lowercase
+	                      * letters, digits, '-', '_' and dots, at most 253
+	                      * (common/dnsq.c) */
 };
 /* Where a jail tried to go since jail_net_forget: init reports each
  * destination once (until the next block); the first JAIL_NET_KEPT are
