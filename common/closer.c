@@ -40,13 +40,9 @@ static pid_t closer_pid;
  * of its own and touches nothing else of ours: it makes its system calls
  * directly (rsys: no errno, which lives in our thread's TLS), calls no
  * libc function but the CMSG macros' plain arithmetic,
- * and takes everything it needs in its argument.  It is not a thread of
+ * and takes everything it needs in its argument (its socket's number).  It is not a thread of
  * ours (no CLONE_THREAD, CLONE_FILES or CLONE_SIGHAND): its own fds,
  * signal dispositions and credentials, with every signal blocked. */
-struct closer_arg {
-	int sock;
-};
-static struct closer_arg closer_arg;
 #define CLOSER_STACK (16 * 1024)
 
 #ifndef __x86_64__
@@ -76,9 +72,8 @@ __attribute__((no_sanitize_address)) static void drop_held(int *held, int *n)
 
 __attribute__((no_sanitize_address)) static int closer_main(void *p)
 {
-	const struct closer_arg *a = p;
 	uint64_t all = ~(uint64_t)0;
-	int s = a->sock, held[HELD_MAX], n_held = 0;
+	int s = (int)(intptr_t)p, held[HELD_MAX], n_held = 0;
 
 	rsys4(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, 0, sizeof(all));
 	rsys(SYS_setsid, 0, 0, 0);
@@ -143,8 +138,7 @@ static int closer_start(void)
 		close(sp[1]);
 		return -1;
 	}
-	closer_arg.sock = sp[1];
-	pid = clone(closer_main, stack + CLOSER_STACK, CLONE_VM | SIGCHLD, &closer_arg);
+	pid = clone(closer_main, stack + CLOSER_STACK, CLONE_VM | SIGCHLD, (void *)(intptr_t)sp[1]);
 	close(sp[1]);
 	if (pid < 0) {
 		close(sp[0]);

@@ -60,14 +60,16 @@ char *jail_report_json(const struct wpolicy *p, const char *ws)
 	return s;
 }
 
-void sv_memory_note(const struct wpolicy *p, struct wcg *cg, bool failed, const char *who,
-                    const char *how, const uint64_t *peak, const char *raise, char *buf,
-                    size_t len)
+void sv_memory_note(const struct wpolicy *p, struct wcg *cg, enum wblock_reason reason,
+                    int exit_code, const char *who, const char *how, const uint64_t *peak,
+                    const char *raise, char *buf, size_t len)
 {
 	char lim[32], used[32];
 
 	buf[0] = '\0';
-	if (!failed || !p->limits.memory || wcg_mech(cg, WLIM_MEMORY) != WMECH_RLIMIT)
+	/* failed: a non-zero exit, or a signal */
+	if (!((reason == WB_EXITED && exit_code) || reason == WB_SIGNALED) || !p->limits.memory ||
+	    wcg_mech(cg, WLIM_MEMORY) != WMECH_RLIMIT)
 		return;
 	format_size(p->limits.memory, lim, sizeof(lim));
 	if (peak && *peak >= p->limits.memory / 2) {

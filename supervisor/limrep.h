@@ -10,6 +10,7 @@
 
 #include "warden/cgroup.h"
 #include "warden/policy.h"
+#include "warden/reason.h"
 
 /* A JSON object, malloc'd: {"memory":"cgroup-v1","pids":"rlimit",
  * "cpus":"unavailable","cpu_time":"rlimit","wall_time":"timerfd",
@@ -28,14 +29,15 @@ json_object *limits_mech_object(const struct wpolicy *p, const enum wmech mech[W
  * {"policy_source":...,"landlock_abi":N}. */
 char *jail_report_json(const struct wpolicy *p, const char *ws);
 
-/* The note for a run or block that failed (failed) while its memory limit
- * was an rlimit (no memory cgroup), into buf ("" otherwise): nothing
+/* The note for a run or block that failed (reason and exit_code: a
+ * non-zero exit or a signal) while its memory limit was an rlimit (no
+ * memory cgroup), into buf ("" otherwise): nothing
  * tells an allocation RLIMIT_AS refused from the program's own choice, so
  * it says what is known, more firmly when peak (the largest process's,
  * NULL: unknown) used half the limit or more.  who: "the program"; how:
  * " (exit 1)" or ""; raise: what raises the limit, for this front-end. */
-void sv_memory_note(const struct wpolicy *p, struct wcg *cg, bool failed, const char *who,
-                    const char *how, const uint64_t *peak, const char *raise, char *buf,
-                    size_t len);
+void sv_memory_note(const struct wpolicy *p, struct wcg *cg, enum wblock_reason reason,
+                    int exit_code, const char *who, const char *how, const uint64_t *peak,
+                    const char *raise, char *buf, size_t len);
 
 #endif

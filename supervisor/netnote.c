@@ -1,10 +1,9 @@
-/* What a run or a block ends with when its program tried the network and
- * found no route (sv.h, sv_net_note): the kernel's count of such attempts
- * in the jail's namespace (jail_net_unreachable), the policy's network
- * mode, and what lets the program out.  Where it tried to go is not known:
- * the supervisor never reads the jail's memory (SECURITY.md G4), so the
- * address a connect() named, or the name a lookup asked for, stays in the
- * jail; what is known is where a name lookup goes in this jail. */
+/* What a run or a block ends with when its program tried the network
+ * (sv.h, sv_net_note): where it tried to go, as the jail's init saw it in
+ * the packets the network watch caught (jail/netseen.c: the supervisor
+ * never reads the jail's memory, SECURITY.md G4), or else the kernel's
+ * count of attempts that found no route (jail_net_unreachable); the
+ * policy's network mode; and what lets the program out. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <arpa/inet.h>
@@ -102,9 +101,9 @@ void sv_net_note(const struct wpolicy *p, uint64_t n, const struct jail_net_seen
 	if (seen && seen->n) {
 		/* where it went, from the packets that left for there */
 		places(seen, where, sizeof(where));
-		concrete_allow(allow_in, seen, allow, sizeof(allow));
 		switch (p->net) {
 		case WNET_NONE:
+			concrete_allow(allow_in, seen, allow, sizeof(allow));
 			snprintf(buf, len, "%s tried to reach %s, but the network is off under profile "
 			         "%s (network mode none): %s lets it out", who, where, p->name, allow);
 			break;

@@ -76,9 +76,8 @@ static void memory_rlimit_note(const struct run *r, const struct wrun_result *re
 
 	snprintf(how, sizeof(how), res->signal ? " (signal %d)" : " (exit %d)",
 	         res->signal ? res->signal : res->exit_code);
-	sv_memory_note(r->pol, r->jr.cg, (res->reason == WB_EXITED && res->exit_code) ||
-	               res->reason == WB_SIGNALED, "the program", how, &res->peak_memory,
-	               "--memory raises it", note, sizeof(note));
+	sv_memory_note(r->pol, r->jr.cg, res->reason, res->exit_code, "the program", how,
+	               &res->peak_memory, "--memory raises it", note, sizeof(note));
 	if (note[0])
 		wlog_info("%s", note);
 }

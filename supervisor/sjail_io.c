@@ -21,7 +21,6 @@
 #include "session.h"
 #include "session_int.h"
 #include "jailrun.h"
-#include "limrep.h"
 #include "sv.h"
 #include "warden/filter.h"
 #include "warden/jail.h"

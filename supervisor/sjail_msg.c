@@ -59,8 +59,8 @@ void sj_block_words(const struct sv_jail *j, const struct wresult *r, bool exite
 	{
 		char note[1024];
 
-		sv_memory_note(s->pol, j->jr.cg, (r->reason == WB_EXITED && r->exit_code) ||
-		               r->reason == WB_SIGNALED, "the block", "", NULL,
+		sv_memory_note(s->pol, j->jr.cg, (enum wblock_reason)r->reason, r->exit_code,
+		               "the block", "", NULL,
 		               "a profile with a larger limits.memory raises it, and `warden doctor` "
 		               "shows how to get a cgroup", note, sizeof(note));
 		if (note[0])
