@@ -357,13 +357,10 @@ def sc_markers(s, args):
     check(out == "next\n", "next block: %r" % out)
 
 
-def sc_interrupt(s, args):
-    sid = s.open()
-    ok_result(s.run(sid, "python", "import time\ny = 3")[2], "setup")
-    rid = s.start(sid, "python", "print('sleeping', flush=True)\ntime.sleep(60)\nprint('woke')")
-    # print() may write "sleeping" and "\n" in two chunks
-    s.wait(lambda e: e.get("id") == rid and "sleeping" in str(e.get("content", "")),
-           what="the block to start sleeping")
+def interrupt_keeps_state(s, sid, rid, lang, read_y):
+    """Interrupt block rid of session sid (it prints "woke" if it goes on):
+    the interrupt is taken, the block ends as interrupted without going
+    on, and the session keeps its state (read_y prints y, which is 3)."""
     iid = s.send({"op": "interrupt", "session": sid})
     ev = s.wait_id(iid)
     check(ev.get("event") == "ok", "interrupt: %s" % ev)
@@ -372,9 +369,19 @@ def sc_interrupt(s, args):
           "interrupted block: %s" % res)
     check("woke" not in out, "the block went on: %r" % out)
     check(res.get("state_lost") is False, "state lost on interrupt: %s" % res)
-    out, err, res, _ = s.run(sid, "python", "print(y)")
+    out, err, res, _ = s.run(sid, lang, read_y)
     ok_result(res, "after the interrupt")
     check(out == "3\n", "state after the interrupt: %r (stderr %r)" % (out, err))
+
+
+def sc_interrupt(s, args):
+    sid = s.open()
+    ok_result(s.run(sid, "python", "import time\ny = 3")[2], "setup")
+    rid = s.start(sid, "python", "print('sleeping', flush=True)\ntime.sleep(60)\nprint('woke')")
+    # print() may write "sleeping" and "\n" in two chunks
+    s.wait(lambda e: e.get("id") == rid and "sleeping" in str(e.get("content", "")),
+           what="the block to start sleeping")
+    interrupt_keeps_state(s, sid, rid, "python", "print(y)")
 
 
 def sc_interrupt_perl_window(s, args):
@@ -391,16 +398,7 @@ def sc_interrupt_perl_window(s, args):
                   "sleep 1; } sleep 60; print \"woke\\n\";")
     s.wait(lambda e: e.get("id") == rid and "ignoring" in str(e.get("content", "")),
            what="the block to ignore SIGINT")
-    iid = s.send({"op": "interrupt", "session": sid})
-    check(s.wait_id(iid).get("event") == "ok", "interrupt refused")
-    out, err, res, _ = s.collect(rid)
-    check(res.get("event") == "result" and res.get("reason") == "interrupted",
-          "interrupted block: %s" % res)
-    check("woke" not in out, "the block went on: %r" % out)
-    check(res.get("state_lost") is False, "state lost on interrupt: %s" % res)
-    out, err, res, _ = s.run(sid, "perl", "print \"$y\\n\";")
-    ok_result(res, "after the interrupt")
-    check(out == "3\n", "state after the interrupt: %r (stderr %r)" % (out, err))
+    interrupt_keeps_state(s, sid, rid, "perl", "print \"$y\\n\";")
 
 
 def sc_timeout(s, args):
